@@ -1,0 +1,271 @@
+/*
+ * bulki.h - BULKI v0.1, the binary key-value encoding of PDC, wire-compatible
+ * with PDC's own serializer (src/commons/serde/bulki/ in hpc-io/pdc).
+ *
+ * Two halves:
+ *
+ *  - The writer encodes a caller-built description (bulki_doc / bulki_value,
+ *    plain structs that point at the caller's data) into a caller's buffer.
+ *    It never allocates. The first error latches: later writes are no-ops and
+ *    bulki_writer_finish() returns it. A buffer that is too small is an error,
+ *    never a truncation. bulki_doc_encoded_len() gives the exact length up
+ *    front (for LMDB's MDB_RESERVE). Cost is O(n * depth) for n entities; for
+ *    the flat and two-level records pdc-ckpt stores that is O(n).
+ *
+ *  - The reader validates a whole buffer once (bounds, varints, type codes,
+ *    notional sizes, both offsets, nesting depth, trailing bytes) and then
+ *    hands out views: pointers into the source bytes, never copies. Every
+ *    view (bulki_ent, bulki_map and the pointers inside them) is valid for as
+ *    long as the source bytes are: for a record read from LMDB, until the
+ *    read transaction that returned it ends. The reader allocates nothing.
+ *
+ * Errors are negative BULKI_E* codes; bulki_strerror() names them. Decoding
+ * errors also report the byte offset (from the start of the buffer) at which
+ * the problem was found.
+ */
+#ifndef PDC_CKPT_BULKI_H
+#define PDC_CKPT_BULKI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Type codes: fixed on the wire, never renumbered or reused. ---- */
+enum bulki_type {
+    BULKI_T_SHORT = 1, BULKI_T_INT = 2, BULKI_T_UINT = 3, BULKI_T_LONG = 4,
+    BULKI_T_INT8 = 5, BULKI_T_UINT8 = 6, BULKI_T_INT16 = 7, BULKI_T_UINT16 = 8,
+    BULKI_T_INT32 = 9, BULKI_T_UINT32 = 10, BULKI_T_INT64 = 11,
+    BULKI_T_UINT64 = 12, BULKI_T_FLOAT = 13, BULKI_T_DOUBLE = 14,
+    BULKI_T_CHAR = 15, BULKI_T_STRING = 16, BULKI_T_BOOLEAN = 17,
+    BULKI_T_VOID_PTR = 18, BULKI_T_SIZE_T = 19, BULKI_T_BULKI = 20,
+    BULKI_T_BULKI_ENT = 21
+};
+
+enum bulki_class { BULKI_ITEM = 0, BULKI_ARRAY = 1 };
+
+/* What kind of number a base type holds (for tools and generic getters). */
+enum bulki_kind {
+    BULKI_KIND_INVALID = 0,
+    BULKI_KIND_SIGNED,   /* two's complement, little-endian */
+    BULKI_KIND_UNSIGNED, /* little-endian */
+    BULKI_KIND_FLOAT,    /* IEEE 754 binary32/binary64, little-endian */
+    BULKI_KIND_BOOL,     /* one byte, 0 or 1 */
+    BULKI_KIND_STRING,   /* bytes + NUL */
+    BULKI_KIND_NESTED    /* PDC_BULKI, PDC_BULKI_ENT */
+};
+
+/* The one table of type codes, names and widths, shared by codec and tools. */
+struct bulki_type_info {
+    uint8_t code;
+    uint8_t width;        /* bytes per element; 0 for string and nested types */
+    uint8_t kind;         /* enum bulki_kind */
+    const char *name;     /* "PDC_INT", ... as in the JSON form */
+};
+
+/* Info for a type code, or NULL if the code is not a valid BULKI type. */
+const struct bulki_type_info *bulki_type_info(unsigned code);
+/* Type code for a name such as "PDC_INT32", or 0 if unknown. */
+unsigned bulki_type_by_name(const char *name);
+
+/* ---- Errors ---- */
+#define BULKI_ERRORS(X)                                                        \
+    X(BULKI_OK, 0, "success")                                                  \
+    X(BULKI_E_TRUNCATED, -1, "truncated: field runs past the end of the buffer") \
+    X(BULKI_E_VARINT, -2, "varint longer than 10 bytes or over 64 bits")       \
+    X(BULKI_E_TYPE, -3, "invalid type code")                                   \
+    X(BULKI_E_CLASS, -4, "invalid class or class bits")                        \
+    X(BULKI_E_SIZE, -5, "size field does not match the content")               \
+    X(BULKI_E_COUNT, -6, "count does not fit the bytes or the type")           \
+    X(BULKI_E_OFFSET, -7, "offset field does not match its position")          \
+    X(BULKI_E_DEPTH, -8, "nesting deeper than the limit")                      \
+    X(BULKI_E_TRAILING, -9, "trailing bytes after the top-level value")        \
+    X(BULKI_E_STRING, -10, "string is not NUL-terminated or holds a NUL")      \
+    X(BULKI_E_STRING_ARRAY, -11, "string arrays are not part of BULKI v0.1")   \
+    X(BULKI_E_BOOL, -12, "boolean byte is neither 0 nor 1")                    \
+    X(BULKI_E_NOSPACE, -13, "output buffer too small")                         \
+    X(BULKI_E_INVAL, -14, "invalid argument")                                  \
+    X(BULKI_E_NOTFOUND, -15, "key not found")                                  \
+    X(BULKI_E_MISMATCH, -16, "value has another type than requested")          \
+    X(BULKI_E_RANGE, -17, "value out of range for the requested type")
+
+enum bulki_err {
+#define BULKI_X_ENUM(name, code, msg) name = code,
+    BULKI_ERRORS(BULKI_X_ENUM)
+#undef BULKI_X_ENUM
+};
+
+/* Static message for a BULKI_E* code (never NULL). */
+const char *bulki_strerror(int err);
+/* Symbolic name of a code, e.g. "BULKI_E_TRUNCATED" (never NULL). */
+const char *bulki_errname(int err);
+
+/* Deepest nesting of PDC_BULKI / PDC_BULKI_ENT levels accepted either way. */
+#define BULKI_MAX_DEPTH 64
+
+/* ==================================================================== */
+/* Writer                                                                */
+/* ==================================================================== */
+
+struct bulki_doc;
+
+/*
+ * A value to encode. It points at caller memory; nothing is copied until
+ * it is written. Build with the BULKI_V_* helpers below or by hand:
+ *   base item:   type, cls = BULKI_ITEM, count = 1, data = &value
+ *   base array:  type, cls = BULKI_ARRAY, count = n, data = n values, in
+ *                host order (the writer emits little-endian)
+ *   string item: type = BULKI_T_STRING, data = bytes, len = strlen (the
+ *                writer appends the NUL; bytes must hold no NUL)
+ *   BULKI item:  type = BULKI_T_BULKI, cls = ITEM, count = 1, doc = &d
+ *   BULKI array: type = BULKI_T_BULKI, cls = ARRAY, count = n, doc = d[n]
+ *   ENT array:   type = BULKI_T_BULKI_ENT, cls = ARRAY, count = n, ents = e[n]
+ */
+typedef struct bulki_value {
+    uint8_t type;
+    uint8_t cls;
+    uint64_t count;
+    size_t len; /* strings only: byte length without the NUL */
+    union {
+        const void *data;
+        const struct bulki_doc *doc;
+        const struct bulki_value *ents;
+    } u;
+} bulki_value;
+
+typedef struct bulki_pair {
+    bulki_value key;
+    bulki_value value;
+} bulki_pair;
+
+/* A BULKI: pairs in order. */
+typedef struct bulki_doc {
+    size_t npairs;
+    const bulki_pair *pairs;
+} bulki_doc;
+
+/* Writer state over a caller's buffer. Treat as opaque. */
+typedef struct bulki_writer {
+    uint8_t *buf;
+    size_t cap;
+    size_t pos;
+    int err;
+    int depth;
+} bulki_writer;
+
+void bulki_writer_init(bulki_writer *w, void *buf, size_t cap);
+/* Append one top-level BULKI / one top-level entity at the current
+ * position. Offsets inside count from the start of the writer's buffer. */
+void bulki_write_doc(bulki_writer *w, const bulki_doc *doc);
+void bulki_write_value(bulki_writer *w, const bulki_value *v);
+/* First latched error (0 if none); *len gets the bytes written so far. */
+int bulki_writer_finish(bulki_writer *w, size_t *len);
+
+/* Exact encoded length of a document / entity written at offset 0.
+ * Returns 0 or a negative error (invalid description). */
+int bulki_doc_encoded_len(size_t *len, const bulki_doc *doc);
+int bulki_value_encoded_len(size_t *len, const bulki_value *v);
+
+/* Convenience: encode a whole buffer in one call. */
+int bulki_encode_doc(size_t *written, void *buf, size_t cap, const bulki_doc *doc);
+int bulki_encode_value(size_t *written, void *buf, size_t cap, const bulki_value *v);
+
+/* Value builders (compound literals; the pointed-to data must outlive the
+ * write). */
+#define BULKI_V_STRN(s, n)                                                     \
+    ((bulki_value){.type = BULKI_T_STRING, .cls = BULKI_ITEM, .count = 1,     \
+                   .len = (n), .u.data = (s)})
+#define BULKI_V_ITEM(t, ptr)                                                   \
+    ((bulki_value){.type = (t), .cls = BULKI_ITEM, .count = 1, .u.data = (ptr)})
+#define BULKI_V_ARRAY(t, ptr, n)                                               \
+    ((bulki_value){.type = (t), .cls = BULKI_ARRAY, .count = (n), .u.data = (ptr)})
+#define BULKI_V_DOC(d)                                                         \
+    ((bulki_value){.type = BULKI_T_BULKI, .cls = BULKI_ITEM, .count = 1, .u.doc = (d)})
+#define BULKI_V_ENTS(e, n)                                                     \
+    ((bulki_value){.type = BULKI_T_BULKI_ENT, .cls = BULKI_ARRAY, .count = (n), .u.ents = (e)})
+
+/* ==================================================================== */
+/* Reader                                                                */
+/* ==================================================================== */
+
+/*
+ * A view of one validated entity. All pointers point into the source
+ * buffer handed to bulki_decode*() and live exactly as long as it does.
+ *   base item/array: payload = the raw little-endian element bytes
+ *                    (count * width bytes; a string item: its bytes
+ *                    WITHOUT the NUL, payload_len = strlen)
+ *   nested:          payload = the encoded children; use bulki_ent_doc(),
+ *                    bulki_ent_at() to walk them.
+ */
+typedef struct bulki_ent {
+    const uint8_t *base;    /* start of the outermost buffer */
+    size_t base_len;
+    size_t offset;          /* where this entity starts, from base */
+    size_t end;             /* one past its last byte, from base */
+    const uint8_t *payload;
+    size_t payload_len;
+    uint64_t count;
+    uint64_t size;          /* the notional size field as stored */
+    uint8_t type;
+    uint8_t cls;
+    uint8_t depth;
+} bulki_ent;
+
+/* A view of one validated BULKI (pairs). */
+typedef struct bulki_map {
+    const uint8_t *base;
+    size_t base_len;
+    size_t offset;          /* where the BULKI starts */
+    size_t end;
+    size_t keys_off;        /* first key entity */
+    size_t values_off;      /* first value entity */
+    uint64_t npairs;
+    uint64_t total;         /* the notional total_size field as stored */
+    uint8_t depth;
+} bulki_map;
+
+/* Pair iterator over a bulki_map. */
+typedef struct bulki_map_iter {
+    const bulki_map *map;
+    size_t kpos, vpos;
+    uint64_t i;
+} bulki_map_iter;
+
+/*
+ * Validate buf[0..len) as exactly one top-level BULKI / one top-level
+ * entity and return its view. On failure returns a BULKI_E* code and, if
+ * err_off is not NULL, the byte offset where the problem was found.
+ */
+int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off);
+int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off);
+
+void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m);
+/* 1 and the next pair, 0 at the end, or a negative error. */
+int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value);
+/* Value of the first pair whose key is the string `key`; BULKI_E_NOTFOUND
+ * if there is none. Linear in the number of pairs. */
+int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key);
+
+/* The BULKI held by a PDC_BULKI entity: item -> index 0; array -> index i. */
+int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);
+/* Element i of a PDC_BULKI_ENT array. Linear in i. */
+int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
+
+/* Typed getters for base-type items (any integer width; range-checked). */
+int bulki_ent_i64(int64_t *out, const bulki_ent *e);
+int bulki_ent_u64(uint64_t *out, const bulki_ent *e);
+int bulki_ent_f64(double *out, const bulki_ent *e); /* float or double */
+/* A string item: *s points into the source (NUL-terminated there), *len is
+ * its length without the NUL. */
+int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
+/* Element i of a numeric array (or the item itself for i = 0). */
+int bulki_ent_elem_i64(int64_t *out, const bulki_ent *e, uint64_t i);
+int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i);
+int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PDC_CKPT_BULKI_H */

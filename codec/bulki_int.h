@@ -1,0 +1,104 @@
+/*
+ * bulki_int.h - private helpers shared by the BULKI writer and reader:
+ * LEB128 varints and little-endian loads/stores. Not installed.
+ */
+#ifndef PDC_CKPT_BULKI_INT_H
+#define PDC_CKPT_BULKI_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Notional header size PDC counts for every entity (2 one-byte fields and
+ * 2 eight-byte fields), and the fixed notional part of a BULKI. */
+#define BULKI_ENT_HDR 18u
+#define BULKI_DOC_HDR 48u
+#define BULKI_PTR_SIZE 8u
+#define BULKI_VARINT_MAX 10u
+
+static inline size_t bulki_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Encode v into out (at least BULKI_VARINT_MAX bytes); returns bytes used. */
+static inline size_t bulki_varint_put(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Decode a varint from p[0..avail). Returns bytes consumed (> 0), 0 if the
+ * buffer ends inside it, or -1 if it is longer than 10 bytes or exceeds
+ * 64 bits. */
+static inline int bulki_varint_get(uint64_t *v, const uint8_t *p, size_t avail)
+{
+    uint64_t r = 0;
+    for (size_t i = 0; i < BULKI_VARINT_MAX; i++) {
+        if (i >= avail)
+            return 0;
+        uint64_t b = p[i] & 0x7f;
+        if (i == 9 && b > 1)
+            return -1; /* bits beyond 64 */
+        r |= b << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = r;
+            return (int)i + 1;
+        }
+    }
+    return -1;
+}
+
+static inline int bulki_host_is_le(void)
+{
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
+    return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+#else
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+#endif
+}
+
+/* Copy one element of `width` bytes between host order and little-endian
+ * (the conversion is its own inverse). */
+static inline void bulki_copy_le(uint8_t *dst, const uint8_t *src, size_t width)
+{
+    if (bulki_host_is_le()) {
+        memcpy(dst, src, width);
+    } else {
+        for (size_t i = 0; i < width; i++)
+            dst[i] = src[width - 1 - i];
+    }
+}
+
+/* Load an unsigned little-endian integer of 1, 2, 4 or 8 bytes. */
+static inline uint64_t bulki_load_le(const uint8_t *p, size_t width)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < width; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* a + b into *sum; 0 on success, -1 on overflow. */
+static inline int bulki_add(uint64_t *sum, uint64_t a, uint64_t b)
+{
+    if (b > UINT64_MAX - a)
+        return -1;
+    *sum = a + b;
+    return 0;
+}
+
+#endif /* PDC_CKPT_BULKI_INT_H */

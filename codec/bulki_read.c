@@ -1,0 +1,425 @@
+/*
+ * bulki_read.c - the BULKI decoder. bulki_decode_doc()/bulki_decode_value()
+ * validate a whole buffer in one pass (every field is checked against the
+ * bytes left before it is used, so hostile input yields an error and an
+ * offset, never an out-of-bounds read), then hand out views into it. The
+ * walkers below (iterators, getters) re-parse headers of entities that were
+ * already validated; they still bounds-check, so a view built by hand or
+ * over bytes that changed cannot make them read out of bounds.
+ */
+#include "bulki.h"
+#include "bulki_int.h"
+
+#include <string.h>
+
+struct rctx {
+    const uint8_t *base;
+    size_t len;
+    size_t err_off;
+};
+
+static int fail_at(struct rctx *c, size_t off, int err)
+{
+    c->err_off = off;
+    return err;
+}
+
+static int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
+{
+    int n = bulki_varint_get(v, c->base + *pos, c->len - *pos);
+    if (n == 0)
+        return fail_at(c, *pos, BULKI_E_TRUNCATED);
+    if (n < 0)
+        return fail_at(c, *pos, BULKI_E_VARINT);
+    *pos += (size_t)n;
+    return 0;
+}
+
+static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out);
+
+/* Parse the entity at `pos`; fill *out; its end is out->end. */
+static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
+{
+    uint64_t size, count;
+    size_t start = pos;
+    int rc;
+
+    if ((rc = get_varint(c, &pos, &size)) != 0)
+        return rc;
+    if (pos >= c->len)
+        return fail_at(c, pos, BULKI_E_TRUNCATED);
+    size_t tc_off = pos;
+    uint8_t tc = c->base[pos++];
+    if (tc & 0xC0)
+        return fail_at(c, tc_off, BULKI_E_CLASS);
+    const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
+    if (ti == NULL)
+        return fail_at(c, tc_off, BULKI_E_TYPE);
+    uint8_t cls = (tc >> 5) & 1;
+    size_t count_off = pos;
+    if ((rc = get_varint(c, &pos, &count)) != 0)
+        return rc;
+    if (cls == BULKI_ITEM && count != 1)
+        return fail_at(c, count_off, BULKI_E_COUNT);
+
+    size_t left = c->len - pos;
+    out->base = c->base;
+    out->base_len = c->len;
+    out->offset = start;
+    out->count = count;
+    out->size = size;
+    out->type = ti->code;
+    out->cls = cls;
+    out->depth = (uint8_t)depth;
+    out->payload = c->base + pos;
+
+    if (ti->kind != BULKI_KIND_NESTED) {
+        if (size < BULKI_ENT_HDR)
+            return fail_at(c, start, BULKI_E_SIZE);
+        uint64_t plen = size - BULKI_ENT_HDR;
+        if (ti->kind == BULKI_KIND_STRING) {
+            if (cls == BULKI_ARRAY)
+                return fail_at(c, tc_off, BULKI_E_STRING_ARRAY);
+            if (plen == 0)
+                return fail_at(c, start, BULKI_E_SIZE);
+            if (plen > left)
+                return fail_at(c, pos, BULKI_E_TRUNCATED);
+            const uint8_t *s = c->base + pos;
+            const uint8_t *nul = memchr(s, 0, (size_t)plen);
+            if (nul == NULL || (size_t)(nul - s) != plen - 1)
+                return fail_at(c, nul ? (size_t)(nul - c->base) : pos + (size_t)plen - 1,
+                               BULKI_E_STRING);
+            out->payload_len = (size_t)plen - 1;
+        } else {
+            if (count > plen / ti->width || count * ti->width != plen)
+                return fail_at(c, count_off, BULKI_E_COUNT);
+            if (plen > left)
+                return fail_at(c, pos, BULKI_E_TRUNCATED);
+            if (ti->kind == BULKI_KIND_BOOL)
+                for (size_t i = 0; i < plen; i++)
+                    if (c->base[pos + i] > 1)
+                        return fail_at(c, pos + i, BULKI_E_BOOL);
+            out->payload_len = (size_t)plen;
+        }
+        out->end = pos + (size_t)plen;
+        return 0;
+    }
+
+    /* Nested: PDC_BULKI (item or array) or PDC_BULKI_ENT (array only). */
+    if (depth + 1 > BULKI_MAX_DEPTH)
+        return fail_at(c, start, BULKI_E_DEPTH);
+    if (ti->code == BULKI_T_BULKI_ENT && cls == BULKI_ITEM)
+        return fail_at(c, tc_off, BULKI_E_CLASS);
+    /* Smallest encodings: a BULKI 6 bytes, an entity 3 bytes. */
+    uint64_t min_each = ti->code == BULKI_T_BULKI ? 6 : 3;
+    if (count > left / min_each)
+        return fail_at(c, count_off, BULKI_E_COUNT);
+
+    uint64_t sum = BULKI_ENT_HDR;
+    size_t p = pos;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t s;
+        if (ti->code == BULKI_T_BULKI) {
+            bulki_map m;
+            if ((rc = parse_doc(c, p, depth + 1, &m)) != 0)
+                return rc;
+            s = m.total; /* checked against the content in parse_doc */
+            p = m.end;
+        } else {
+            bulki_ent e;
+            if ((rc = parse_value(c, p, depth + 1, &e)) != 0)
+                return rc;
+            s = e.size;
+            p = e.end;
+        }
+        if (bulki_add(&sum, sum, s) != 0)
+            return fail_at(c, start, BULKI_E_SIZE);
+    }
+    if (ti->code == BULKI_T_BULKI && cls == BULKI_ITEM &&
+        bulki_add(&sum, sum, BULKI_PTR_SIZE) != 0)
+        return fail_at(c, start, BULKI_E_SIZE);
+    if (sum != size)
+        return fail_at(c, start, BULKI_E_SIZE);
+    out->payload_len = p - pos;
+    out->end = p;
+    return 0;
+}
+
+static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
+{
+    uint64_t total, nkeys, header, data, off;
+    size_t start = pos, nkeys_off, header_off, data_off;
+    int rc;
+
+    if (depth > BULKI_MAX_DEPTH)
+        return fail_at(c, start, BULKI_E_DEPTH);
+    if ((rc = get_varint(c, &pos, &total)) != 0)
+        return rc;
+    nkeys_off = pos;
+    if ((rc = get_varint(c, &pos, &nkeys)) != 0)
+        return rc;
+    header_off = pos;
+    if ((rc = get_varint(c, &pos, &header)) != 0)
+        return rc;
+    data_off = pos;
+    if ((rc = get_varint(c, &pos, &data)) != 0)
+        return rc;
+    /* every pair needs at least 6 bytes (two minimal entities) */
+    if (nkeys > (c->len - pos) / 6)
+        return fail_at(c, nkeys_off, BULKI_E_COUNT);
+
+    out->base = c->base;
+    out->base_len = c->len;
+    out->offset = start;
+    out->npairs = nkeys;
+    out->total = total;
+    out->depth = (uint8_t)depth;
+    out->keys_off = pos;
+
+    uint64_t hsum = 0, dsum = 0;
+    for (uint64_t i = 0; i < nkeys; i++) {
+        bulki_ent e;
+        if ((rc = parse_value(c, pos, depth, &e)) != 0)
+            return rc;
+        if (bulki_add(&hsum, hsum, e.size) != 0)
+            return fail_at(c, header_off, BULKI_E_SIZE);
+        pos = e.end;
+    }
+    size_t off1 = pos;
+    if ((rc = get_varint(c, &pos, &off)) != 0)
+        return rc;
+    if (off != off1)
+        return fail_at(c, off1, BULKI_E_OFFSET);
+    out->values_off = pos;
+    for (uint64_t i = 0; i < nkeys; i++) {
+        bulki_ent e;
+        if ((rc = parse_value(c, pos, depth, &e)) != 0)
+            return rc;
+        if (bulki_add(&dsum, dsum, e.size) != 0)
+            return fail_at(c, data_off, BULKI_E_SIZE);
+        pos = e.end;
+    }
+    size_t off2 = pos;
+    if ((rc = get_varint(c, &pos, &off)) != 0)
+        return rc;
+    if (off != off2)
+        return fail_at(c, off2, BULKI_E_OFFSET);
+    if (hsum != header)
+        return fail_at(c, header_off, BULKI_E_SIZE);
+    if (dsum != data)
+        return fail_at(c, data_off, BULKI_E_SIZE);
+    uint64_t t;
+    if (bulki_add(&t, BULKI_DOC_HDR, hsum) != 0 || bulki_add(&t, t, dsum) != 0 ||
+        t != total)
+        return fail_at(c, start, BULKI_E_SIZE);
+    out->end = pos;
+    return 0;
+}
+
+int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
+{
+    struct rctx c = {buf, len, 0};
+    int rc;
+    if (out == NULL || (buf == NULL && len > 0))
+        return BULKI_E_INVAL;
+    if (buf == NULL)
+        rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
+    else if ((rc = parse_doc(&c, 0, 1, out)) == 0 && out->end != len)
+        rc = fail_at(&c, out->end, BULKI_E_TRAILING);
+    if (rc != 0 && err_off)
+        *err_off = c.err_off;
+    return rc;
+}
+
+int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off)
+{
+    struct rctx c = {buf, len, 0};
+    int rc;
+    if (out == NULL || (buf == NULL && len > 0))
+        return BULKI_E_INVAL;
+    if (buf == NULL)
+        rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
+    else if ((rc = parse_value(&c, 0, 0, out)) == 0 && out->end != len)
+        rc = fail_at(&c, out->end, BULKI_E_TRAILING);
+    if (rc != 0 && err_off)
+        *err_off = c.err_off;
+    return rc;
+}
+
+/* ---- walking validated views ---- */
+
+void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m)
+{
+    it->map = m;
+    it->kpos = m->keys_off;
+    it->vpos = m->values_off;
+    it->i = 0;
+}
+
+int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value)
+{
+    const bulki_map *m = it->map;
+    struct rctx c = {m->base, m->base_len, 0};
+    int rc;
+    if (it->i >= m->npairs)
+        return 0;
+    if ((rc = parse_value(&c, it->kpos, m->depth, key)) != 0)
+        return rc;
+    if ((rc = parse_value(&c, it->vpos, m->depth, value)) != 0)
+        return rc;
+    it->kpos = key->end;
+    it->vpos = value->end;
+    it->i++;
+    return 1;
+}
+
+int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
+{
+    bulki_map_iter it;
+    bulki_ent k, v;
+    size_t klen = strlen(key);
+    int rc;
+    bulki_map_iter_init(&it, m);
+    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+        if (k.type == BULKI_T_STRING && k.payload_len == klen &&
+            memcmp(k.payload, key, klen) == 0) {
+            *value = v;
+            return 0;
+        }
+    }
+    return rc < 0 ? rc : BULKI_E_NOTFOUND;
+}
+
+int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
+{
+    struct rctx c = {e->base, e->base_len, 0};
+    size_t pos = (size_t)(e->payload - e->base);
+    int rc;
+    if (e->type != BULKI_T_BULKI)
+        return BULKI_E_MISMATCH;
+    if (index >= e->count)
+        return BULKI_E_NOTFOUND;
+    for (uint64_t i = 0;; i++) {
+        if ((rc = parse_doc(&c, pos, e->depth + 1, out)) != 0)
+            return rc;
+        if (i == index)
+            return 0;
+        pos = out->end;
+    }
+}
+
+int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index)
+{
+    struct rctx c = {e->base, e->base_len, 0};
+    size_t pos = (size_t)(e->payload - e->base);
+    int rc;
+    if (e->type != BULKI_T_BULKI_ENT)
+        return BULKI_E_MISMATCH;
+    if (index >= e->count)
+        return BULKI_E_NOTFOUND;
+    for (uint64_t i = 0;; i++) {
+        if ((rc = parse_value(&c, pos, e->depth + 1, out)) != 0)
+            return rc;
+        if (i == index)
+            return 0;
+        pos = out->end;
+    }
+}
+
+/* ---- typed getters ---- */
+
+/* Raw element i of a numeric entity: its kind and 64-bit pattern
+ * (sign-extended for signed kinds). */
+static int elem_raw(const bulki_ent *e, uint64_t i, uint8_t *kind, uint64_t *bits,
+                    uint8_t *width)
+{
+    const struct bulki_type_info *ti = bulki_type_info(e->type);
+    if (ti == NULL || ti->width == 0)
+        return BULKI_E_MISMATCH;
+    if (i >= e->count || i >= e->payload_len / ti->width)
+        return BULKI_E_NOTFOUND;
+    uint64_t v = bulki_load_le(e->payload + i * ti->width, ti->width);
+    if (ti->kind == BULKI_KIND_SIGNED && ti->width < 8) {
+        uint64_t sign = (uint64_t)1 << (ti->width * 8 - 1);
+        v = (v ^ sign) - sign;
+    }
+    *kind = ti->kind;
+    *bits = v;
+    *width = ti->width;
+    return 0;
+}
+
+int bulki_ent_elem_i64(int64_t *out, const bulki_ent *e, uint64_t i)
+{
+    uint8_t kind, width;
+    uint64_t v;
+    int rc = elem_raw(e, i, &kind, &v, &width);
+    if (rc != 0)
+        return rc;
+    if (kind == BULKI_KIND_FLOAT)
+        return BULKI_E_MISMATCH;
+    if (kind != BULKI_KIND_SIGNED && v > (uint64_t)INT64_MAX)
+        return BULKI_E_RANGE;
+    memcpy(out, &v, sizeof v);
+    return 0;
+}
+
+int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i)
+{
+    uint8_t kind, width;
+    uint64_t v;
+    int rc = elem_raw(e, i, &kind, &v, &width);
+    if (rc != 0)
+        return rc;
+    if (kind == BULKI_KIND_FLOAT)
+        return BULKI_E_MISMATCH;
+    if (kind == BULKI_KIND_SIGNED && (v >> 63) != 0)
+        return BULKI_E_RANGE;
+    *out = v;
+    return 0;
+}
+
+int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i)
+{
+    uint8_t kind, width;
+    uint64_t v;
+    int rc = elem_raw(e, i, &kind, &v, &width);
+    if (rc != 0)
+        return rc;
+    if (kind != BULKI_KIND_FLOAT)
+        return BULKI_E_MISMATCH;
+    if (width == 4) {
+        uint32_t b = (uint32_t)v;
+        float f;
+        memcpy(&f, &b, sizeof f);
+        *out = f;
+    } else {
+        memcpy(out, &v, sizeof *out);
+    }
+    return 0;
+}
+
+int bulki_ent_i64(int64_t *out, const bulki_ent *e)
+{
+    return e->cls == BULKI_ITEM ? bulki_ent_elem_i64(out, e, 0) : BULKI_E_MISMATCH;
+}
+
+int bulki_ent_u64(uint64_t *out, const bulki_ent *e)
+{
+    return e->cls == BULKI_ITEM ? bulki_ent_elem_u64(out, e, 0) : BULKI_E_MISMATCH;
+}
+
+int bulki_ent_f64(double *out, const bulki_ent *e)
+{
+    return e->cls == BULKI_ITEM ? bulki_ent_elem_f64(out, e, 0) : BULKI_E_MISMATCH;
+}
+
+int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e)
+{
+    if (e->type != BULKI_T_STRING)
+        return BULKI_E_MISMATCH;
+    *s = (const char *)e->payload;
+    if (len)
+        *len = e->payload_len;
+    return 0;
+}

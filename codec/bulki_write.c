@@ -1,0 +1,305 @@
+/*
+ * bulki_write.c - the BULKI encoder. It walks a caller-built description
+ * (bulki_doc / bulki_value) and writes PDC's exact bytes into a caller's
+ * buffer, allocating nothing. The first error latches in the writer.
+ *
+ * Layout reminder (BULKI.md): an entity is
+ *   varint size | u8 type|class<<5 | varint count | payload
+ * and a BULKI is
+ *   varint total | varint nkeys | varint header | varint data |
+ *   keys... | varint offset_1 | values... | varint offset_2
+ * where `size`/`total`/`header`/`data` are PDC's notional sizes (every
+ * entity counted as an 18-byte header plus payload) and the offsets are the
+ * absolute positions, in the outermost buffer, of the offset fields.
+ */
+#include "bulki.h"
+#include "bulki_int.h"
+
+#include <string.h>
+
+static int doc_notional(uint64_t *out, const bulki_doc *d, int depth);
+
+/* Check a value's description and compute its notional size. */
+static int value_notional(uint64_t *out, const bulki_value *v, int depth)
+{
+    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    uint64_t sum = BULKI_ENT_HDR, s;
+
+    if (ti == NULL)
+        return BULKI_E_TYPE;
+    if (v->cls != BULKI_ITEM && v->cls != BULKI_ARRAY)
+        return BULKI_E_CLASS;
+    if (v->cls == BULKI_ITEM && v->count != 1)
+        return BULKI_E_COUNT;
+
+    switch (ti->kind) {
+    case BULKI_KIND_STRING:
+        if (v->cls == BULKI_ARRAY)
+            return BULKI_E_STRING_ARRAY;
+        if (v->len > 0 && v->u.data == NULL)
+            return BULKI_E_INVAL;
+        if (v->len > 0 && memchr(v->u.data, 0, v->len) != NULL)
+            return BULKI_E_STRING;
+        if (bulki_add(&sum, sum, (uint64_t)v->len + 1) != 0)
+            return BULKI_E_COUNT;
+        break;
+    case BULKI_KIND_NESTED:
+        if (depth + 1 > BULKI_MAX_DEPTH)
+            return BULKI_E_DEPTH;
+        if (v->count > 0 && v->u.data == NULL)
+            return BULKI_E_INVAL;
+        if (v->type == BULKI_T_BULKI) {
+            for (uint64_t i = 0; i < v->count; i++) {
+                int rc = doc_notional(&s, &v->u.doc[i], depth + 1);
+                if (rc != 0)
+                    return rc;
+                if (bulki_add(&sum, sum, s) != 0)
+                    return BULKI_E_COUNT;
+            }
+            if (v->cls == BULKI_ITEM && bulki_add(&sum, sum, BULKI_PTR_SIZE) != 0)
+                return BULKI_E_COUNT;
+        } else {
+            if (v->cls == BULKI_ITEM)
+                return BULKI_E_CLASS;
+            for (uint64_t i = 0; i < v->count; i++) {
+                int rc = value_notional(&s, &v->u.ents[i], depth + 1);
+                if (rc != 0)
+                    return rc;
+                if (bulki_add(&sum, sum, s) != 0)
+                    return BULKI_E_COUNT;
+            }
+        }
+        break;
+    default:
+        if (v->count > 0 && v->u.data == NULL)
+            return BULKI_E_INVAL;
+        if (v->count > (UINT64_MAX - BULKI_ENT_HDR) / ti->width)
+            return BULKI_E_COUNT;
+        if (ti->kind == BULKI_KIND_BOOL) {
+            const uint8_t *b = v->u.data;
+            for (uint64_t i = 0; i < v->count; i++)
+                if (b[i] > 1)
+                    return BULKI_E_BOOL;
+        }
+        sum += v->count * ti->width;
+        break;
+    }
+    *out = sum;
+    return 0;
+}
+
+static int doc_sums(uint64_t *header, uint64_t *data, const bulki_doc *d, int depth)
+{
+    uint64_t h = 0, dt = 0, s;
+    if (depth > BULKI_MAX_DEPTH)
+        return BULKI_E_DEPTH;
+    if (d->npairs > 0 && d->pairs == NULL)
+        return BULKI_E_INVAL;
+    for (size_t i = 0; i < d->npairs; i++) {
+        int rc = value_notional(&s, &d->pairs[i].key, depth);
+        if (rc != 0)
+            return rc;
+        if (bulki_add(&h, h, s) != 0)
+            return BULKI_E_COUNT;
+        rc = value_notional(&s, &d->pairs[i].value, depth);
+        if (rc != 0)
+            return rc;
+        if (bulki_add(&dt, dt, s) != 0)
+            return BULKI_E_COUNT;
+    }
+    *header = h;
+    *data = dt;
+    return 0;
+}
+
+static int doc_notional(uint64_t *out, const bulki_doc *d, int depth)
+{
+    uint64_t h, dt, t;
+    int rc = doc_sums(&h, &dt, d, depth);
+    if (rc != 0)
+        return rc;
+    if (bulki_add(&t, BULKI_DOC_HDR, h) != 0 || bulki_add(&t, t, dt) != 0)
+        return BULKI_E_COUNT;
+    *out = t;
+    return 0;
+}
+
+/* ---- low-level emitters; all no-ops once an error has latched ---- */
+
+static void fail(bulki_writer *w, int err)
+{
+    if (w->err == 0)
+        w->err = err;
+}
+
+static uint8_t *reserve(bulki_writer *w, size_t n)
+{
+    if (w->err != 0)
+        return NULL;
+    if (n > w->cap - w->pos) {
+        fail(w, BULKI_E_NOSPACE);
+        return NULL;
+    }
+    uint8_t *p = w->buf ? w->buf + w->pos : NULL;
+    w->pos += n;
+    return p;
+}
+
+static void put_varint(bulki_writer *w, uint64_t v)
+{
+    uint8_t tmp[BULKI_VARINT_MAX];
+    size_t n = bulki_varint_put(tmp, v);
+    uint8_t *p = reserve(w, n);
+    if (p)
+        memcpy(p, tmp, n);
+}
+
+static void put_byte(bulki_writer *w, uint8_t b)
+{
+    uint8_t *p = reserve(w, 1);
+    if (p)
+        *p = b;
+}
+
+static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth);
+
+static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
+{
+    uint64_t size;
+    int rc = value_notional(&size, v, depth);
+    if (rc != 0) {
+        fail(w, rc);
+        return;
+    }
+    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    put_varint(w, size);
+    put_byte(w, (uint8_t)(v->type | (v->cls << 5)));
+    put_varint(w, v->count);
+
+    if (ti->kind == BULKI_KIND_STRING) {
+        uint8_t *p = reserve(w, v->len + 1);
+        if (p) {
+            if (v->len > 0)
+                memcpy(p, v->u.data, v->len);
+            p[v->len] = 0;
+        }
+    } else if (v->type == BULKI_T_BULKI) {
+        for (uint64_t i = 0; i < v->count && w->err == 0; i++)
+            emit_doc(w, &v->u.doc[i], depth + 1);
+    } else if (v->type == BULKI_T_BULKI_ENT) {
+        for (uint64_t i = 0; i < v->count && w->err == 0; i++)
+            emit_value(w, &v->u.ents[i], depth + 1);
+    } else {
+        size_t total = (size_t)v->count * ti->width;
+        uint8_t *p = reserve(w, total);
+        if (p) {
+            if (bulki_host_is_le()) {
+                memcpy(p, v->u.data, total);
+            } else {
+                const uint8_t *src = v->u.data;
+                for (size_t i = 0; i < total; i += ti->width)
+                    bulki_copy_le(p + i, src + i, ti->width);
+            }
+        }
+    }
+}
+
+static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth)
+{
+    uint64_t h, dt;
+    int rc = doc_sums(&h, &dt, d, depth);
+    if (rc != 0) {
+        fail(w, rc);
+        return;
+    }
+    put_varint(w, BULKI_DOC_HDR + h + dt);
+    put_varint(w, d->npairs);
+    put_varint(w, h);
+    put_varint(w, dt);
+    for (size_t i = 0; i < d->npairs && w->err == 0; i++)
+        emit_value(w, &d->pairs[i].key, depth);
+    put_varint(w, w->pos);
+    for (size_t i = 0; i < d->npairs && w->err == 0; i++)
+        emit_value(w, &d->pairs[i].value, depth);
+    put_varint(w, w->pos);
+}
+
+void bulki_writer_init(bulki_writer *w, void *buf, size_t cap)
+{
+    w->buf = buf;
+    w->cap = buf ? cap : 0;
+    w->pos = 0;
+    w->err = 0;
+    w->depth = 0;
+}
+
+void bulki_write_doc(bulki_writer *w, const bulki_doc *doc)
+{
+    if (doc == NULL) {
+        fail(w, BULKI_E_INVAL);
+        return;
+    }
+    emit_doc(w, doc, 1);
+}
+
+void bulki_write_value(bulki_writer *w, const bulki_value *v)
+{
+    if (v == NULL) {
+        fail(w, BULKI_E_INVAL);
+        return;
+    }
+    emit_value(w, v, 0);
+}
+
+int bulki_writer_finish(bulki_writer *w, size_t *len)
+{
+    if (len)
+        *len = w->pos;
+    return w->err;
+}
+
+/* Counting mode: a writer with no buffer and unlimited room measures. */
+static void count_init(bulki_writer *w)
+{
+    w->buf = NULL;
+    w->cap = SIZE_MAX;
+    w->pos = 0;
+    w->err = 0;
+    w->depth = 0;
+}
+
+int bulki_doc_encoded_len(size_t *len, const bulki_doc *doc)
+{
+    bulki_writer w;
+    count_init(&w);
+    bulki_write_doc(&w, doc);
+    return bulki_writer_finish(&w, len);
+}
+
+int bulki_value_encoded_len(size_t *len, const bulki_value *v)
+{
+    bulki_writer w;
+    count_init(&w);
+    bulki_write_value(&w, v);
+    return bulki_writer_finish(&w, len);
+}
+
+int bulki_encode_doc(size_t *written, void *buf, size_t cap, const bulki_doc *doc)
+{
+    bulki_writer w;
+    if (buf == NULL)
+        return BULKI_E_INVAL;
+    bulki_writer_init(&w, buf, cap);
+    bulki_write_doc(&w, doc);
+    return bulki_writer_finish(&w, written);
+}
+
+int bulki_encode_value(size_t *written, void *buf, size_t cap, const bulki_value *v)
+{
+    bulki_writer w;
+    if (buf == NULL)
+        return BULKI_E_INVAL;
+    bulki_writer_init(&w, buf, cap);
+    bulki_write_value(&w, v);
+    return bulki_writer_finish(&w, written);
+}

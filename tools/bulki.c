@@ -1,0 +1,170 @@
+/*
+ * bulki - decode BULKI bytes to the JSON form of BULKI.md, or encode that
+ * JSON form to BULKI bytes. It is how the wire format is checked from
+ * outside: every byte goes through the codec in codec/.
+ *
+ *   bulki decode [--entity] FILE      JSON on stdout; exit 0
+ *   bulki encode JSONFILE OUTFILE     write the bytes; exit 0
+ *
+ * Errors: one line on stderr, "bulki: FILE: ...", exit 1. Usage: exit 2.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bulki_json.h"
+
+#define PROG "bulki"
+#define VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " decode [--entity] FILE\n"
+            "       " PROG " encode JSONFILE OUTFILE\n"
+            "       " PROG " -V | -h\n"
+            "decode prints the BULKI in FILE (or, with --entity, one top-level\n"
+            "entity) as JSON; encode writes the bytes of a JSON BULKI or entity.\n");
+}
+
+/* Read a whole file; NULL and errno on failure. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = 0;
+    if (f == NULL)
+        return NULL;
+    for (;;) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 4096;
+            uint8_t *nb = realloc(buf, ncap);
+            if (nb == NULL) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int cmd_decode(int entity, const char *path)
+{
+    size_t len = 0, off = 0;
+    uint8_t *buf = slurp(path, &len);
+    json_object *j = NULL;
+    int rc;
+
+    if (buf == NULL) {
+        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    if (entity) {
+        bulki_ent e;
+        rc = bulki_decode_value(&e, buf, len, &off);
+        if (rc == 0)
+            rc = bulki_json_from_value(&j, &e);
+    } else {
+        bulki_map m;
+        rc = bulki_decode_doc(&m, buf, len, &off);
+        if (rc == 0)
+            rc = bulki_json_from_doc(&j, &m);
+    }
+    if (rc != 0) {
+        fprintf(stderr, PROG ": %s: byte %zu of %zu: %s (%s)\n", path, off, len,
+                bulki_strerror(rc), bulki_errname(rc));
+        free(buf);
+        return 1;
+    }
+    puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                               JSON_C_TO_STRING_SPACED |
+                                               JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(j);
+    free(buf);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, PROG ": stdout: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_encode(const char *jpath, const char *out)
+{
+    char err[512] = "";
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    json_object *root = json_object_from_file(jpath);
+    if (root == NULL) {
+        fprintf(stderr, PROG ": %s: invalid JSON: %s\n", jpath, json_util_get_last_err());
+        return 1;
+    }
+    int rc = bulki_json_encode(&bytes, &len, root, err, sizeof err);
+    json_object_put(root);
+    if (rc != 0) {
+        fprintf(stderr, PROG ": %s: %s\n", jpath, err);
+        return 1;
+    }
+    /* write to a temporary name and rename, so a failed write never
+     * leaves a half-written OUTFILE behind */
+    size_t plen = strlen(out) + 16;
+    char *tmp = malloc(plen);
+    if (tmp == NULL) {
+        free(bytes);
+        fprintf(stderr, PROG ": %s: %s\n", out, strerror(ENOMEM));
+        return 1;
+    }
+    snprintf(tmp, plen, "%s.tmp%ld", out, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int ok = f != NULL && fwrite(bytes, 1, len, f) == len;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, out) != 0)
+        ok = 0;
+    if (!ok) {
+        fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    free(bytes);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "-V") == 0) {
+        printf(PROG " %s (BULKI v0.1)\n", VERSION);
+        return 0;
+    }
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "decode") == 0) {
+        if (argc == 3 && argv[2][0] != '-')
+            return cmd_decode(0, argv[2]);
+        if (argc == 4 && strcmp(argv[2], "--entity") == 0)
+            return cmd_decode(1, argv[3]);
+    }
+    if (argc == 4 && strcmp(argv[1], "encode") == 0)
+        return cmd_encode(argv[2], argv[3]);
+    usage(stderr);
+    return 2;
+}

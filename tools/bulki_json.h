@@ -1,0 +1,45 @@
+/*
+ * bulki_json.h - the JSON form of BULKI content (BULKI.md, "JSON form"),
+ * for the tools and the tests. Unlike the codec this module allocates
+ * (json-c objects and the description tree built from them).
+ *
+ *   BULKI  := {"bulki": [{"key": ENTITY, "value": ENTITY}, ...]}
+ *   ENTITY := {"type": "PDC_<NAME>", "class": "item"|"array", "value": V}
+ *
+ * Integers are exact over the full 64-bit ranges, floats print in the
+ * shortest form that reads back to the same bits (always with a '.' or an
+ * exponent), and non-finite floats print as the strings "NaN", "Infinity",
+ * "-Infinity" (JSON has no literal for them), which encode accepts back.
+ */
+#ifndef PDC_CKPT_BULKI_JSON_H
+#define PDC_CKPT_BULKI_JSON_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bulki.h"
+
+/* Decoded view -> new json-c object (caller json_object_put()s it).
+ * Returns 0 or a negative BULKI_E* code (only on views that fail to walk,
+ * or BULKI_E_INVAL when out of memory). */
+int bulki_json_from_doc(json_object **out, const bulki_map *m);
+int bulki_json_from_value(json_object **out, const bulki_ent *e);
+
+/* JSON content -> freshly malloc'd encoded bytes (*out, *len; free()).
+ * A top-level object with "bulki" encodes as a BULKI, anything else as one
+ * entity. On error returns a negative BULKI_E* code and writes a message
+ * naming the JSON path of the problem into errbuf. */
+int bulki_json_encode(uint8_t **out, size_t *len, json_object *root, char *errbuf,
+                      size_t errlen);
+
+/* Shortest "%.Ng" text that reads back to the same value ("1.0", "-2.25",
+ * "6.02e+23"); buf needs 32 bytes. */
+void bulki_json_fmt_double(char *buf, size_t n, double v);
+void bulki_json_fmt_float(char *buf, size_t n, float v);
+
+/* Deep equality of two JSON trees where numbers compare by value (an
+ * integer 1 equals a double 1.0, int64 and uint64 compare exactly). */
+int bulki_json_equal(json_object *a, json_object *b);
+
+#endif /* PDC_CKPT_BULKI_JSON_H */
