@@ -1,0 +1,255 @@
+/*
+ * ckpt_store.h - one LMDB environment per PDC server rank, holding PDC's
+ * metadata schema (docs/STORE.md has the layout, keys, records, flags and
+ * durability contract).
+ *
+ * Writes are staged: every mutation goes, in order, into the store's open
+ * batch (the "write transaction" of the design), which is applied to LMDB
+ * and committed atomically on the commit policy (every K mutations or T ms),
+ * on ckpt_store_checkpoint() and on ckpt_store_close(). If LMDB's map is
+ * full, the commit aborts, grows the map and replays the batch, so callers
+ * never see "map full". If a commit fails for another reason (disk full,
+ * I/O error), the batch stays staged and the next commit retries it: a
+ * failure never drops an accepted mutation. All mutations are idempotent
+ * (puts and deletes of keys), so re-issuing one is harmless.
+ *
+ * Reads go through read transactions (ckpt_rtxn) and see committed data
+ * only. Every pointer a read returns points into LMDB's map and stays valid
+ * until ckpt_rtxn_end() of the transaction that returned it.
+ *
+ * Thread safety: every function may be called from several threads at once
+ * on one store. A thread that holds a ckpt_rtxn must not stage mutations
+ * that could trigger a commit (growing the map waits for readers).
+ *
+ * Errors: 0 on success, negative CKPT_E* codes on failure. The store also
+ * keeps a message for the last error (what, where, and the original LMDB or
+ * errno code): ckpt_store_errmsg().
+ */
+#ifndef PDC_CKPT_STORE_H
+#define PDC_CKPT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---- */
+#define CKPT_ERRORS(X)                                                         \
+    X(CKPT_OK, 0, "success")                                                   \
+    X(CKPT_E_NOTFOUND, -1, "not found")                                        \
+    X(CKPT_E_EXISTS, -2, "already exists")                                     \
+    X(CKPT_E_MAP_FULL, -3, "store map full")                                   \
+    X(CKPT_E_CORRUPT, -4, "store is damaged")                                  \
+    X(CKPT_E_VERSION, -5, "store format version not supported")               \
+    X(CKPT_E_IO, -6, "I/O error")                                              \
+    X(CKPT_E_NOSPACE, -7, "no space left for the store")                       \
+    X(CKPT_E_INVAL, -8, "invalid argument")                                    \
+    X(CKPT_E_NOMEM, -9, "out of memory")                                       \
+    X(CKPT_E_RECORD, -10, "stored record does not decode")                     \
+    X(CKPT_E_NAMETOOLONG, -11, "name too long")                                \
+    X(CKPT_E_NOSTORE, -12, "no store at this location")                       \
+    X(CKPT_E_PERM, -13, "permission denied")                                   \
+    X(CKPT_E_BUSY, -14, "store busy")                                          \
+    X(CKPT_E_NOTSTORE, -15, "not a pdc-ckpt store")                            \
+    X(CKPT_E_READONLY, -16, "store opened read-only")                          \
+    X(CKPT_E_MISMATCH, -17, "store belongs to another rank or rank count")     \
+    X(CKPT_E_COLLISION, -18, "long-name key collision")                        \
+    X(CKPT_E_LMDB, -19, "LMDB error")                                          \
+    X(CKPT_E_SYS, -20, "system error")                                         \
+    X(CKPT_E_FAILED, -21, "store failed earlier and must be reopened")
+
+enum ckpt_err {
+#define CKPT_X_ENUM(name, code, msg) name = code,
+    CKPT_ERRORS(CKPT_X_ENUM)
+#undef CKPT_X_ENUM
+};
+
+const char *ckpt_strerror(int err);
+const char *ckpt_errname(int err);
+
+/* ---- layout constants ---- */
+#define CKPT_FORMAT_MAGIC "pdc-ckpt"
+#define CKPT_FORMAT_VERSION 1u
+/* Longest object/container/tag name accepted (PDC's own limit is 1023). */
+#define CKPT_NAME_MAX 4096u
+/* Names up to this many bytes are stored whole in keys; longer ones as a
+ * prefix plus a 64-bit hash (docs/STORE.md, "Long names"). */
+#define CKPT_NAME_INLINE_MAX 448u
+/* Bytes of a name key: inline name + NUL, or prefix + 0x01 + hash. */
+#define CKPT_NAMEKEY_MAX (CKPT_NAME_INLINE_MAX + 1u + 8u)
+/* Region key suffix: ndim byte + start[ndim] + count[ndim], 8 bytes each. */
+#define CKPT_REGION_MAXDIM 4u
+#define CKPT_REGIONKEY_MAX (1u + 16u * CKPT_REGION_MAXDIM)
+
+/* The named databases. On-disk names are fixed (docs/STORE.md). */
+enum ckpt_db {
+    CKPT_DB_META = 0,   /* "meta": "meta" -> BULKI meta record */
+    CKPT_DB_OBJ,        /* "obj": id -> BULKI object record */
+    CKPT_DB_OBJ_NAME,   /* "obj_name": namekey . ts -> id */
+    CKPT_DB_KVTAG,      /* "kvtag": owner id . namekey -> BULKI kvtag record */
+    CKPT_DB_TAG_INDEX,  /* "kvtag_name": namekey . owner id -> (empty) */
+    CKPT_DB_CONT,       /* "cont": id -> BULKI container record */
+    CKPT_DB_CONT_NAME,  /* "cont_name": namekey -> id */
+    CKPT_DB_CONT_OBJ,   /* "cont_obj": cont id . obj id -> (empty) */
+    CKPT_DB_REGION,     /* "region": obj id . regionkey -> BULKI region record */
+    CKPT_DB_COUNT
+};
+const char *ckpt_db_name(int db);
+int ckpt_db_by_name(const char *name); /* -1 if unknown */
+
+/* ---- keys (exposed for tools; ids are big-endian so ascending ids append) */
+void ckpt_key_u64(uint8_t out[8], uint64_t v);
+uint64_t ckpt_key_get_u64(const uint8_t in[8]);
+/* int32 time step as 4 bytes, sign bit flipped so keys sort numerically */
+void ckpt_key_i32(uint8_t out[4], int32_t v);
+int32_t ckpt_key_get_i32(const uint8_t in[4]);
+/* Name key of name[0..len); returns its length (<= CKPT_NAMEKEY_MAX), or 0
+ * when len > CKPT_NAME_MAX or the name holds a NUL. */
+size_t ckpt_key_name(uint8_t *out, const char *name, size_t len);
+/* Length of the name key at the start of key[0..klen), or 0 if none. Sets
+ * *is_hashed for long names (then only a prefix of the name is present). */
+size_t ckpt_key_name_len(const uint8_t *key, size_t klen, int *is_hashed);
+/* Region key suffix for a region geometry; returns its length. */
+size_t ckpt_key_region(uint8_t *out, uint32_t ndim, const uint64_t *start,
+                       const uint64_t *count);
+
+/* ---- options ---- */
+enum ckpt_sync_mode {
+    CKPT_SYNC_EVERY = 0,  /* "sync": every commit is durable (fsync) */
+    CKPT_SYNC_INTERVAL,   /* "interval": durable every sync_ms */
+    CKPT_SYNC_CLOSE       /* "close": durable at close (background syncs bound close) */
+};
+/* "sync" / "interval" / "close" -> mode; -1 if unknown */
+int ckpt_sync_mode_parse(const char *s);
+const char *ckpt_sync_mode_name(int mode);
+
+struct ckpt_store_opts {
+    const char *root;        /* store root; the environment is root/rank-<r>/ */
+    int rank;                /* this server's rank */
+    int nranks;              /* number of server ranks writing the store */
+    unsigned commit_every;   /* commit after K staged mutations (0: never by count) */
+    unsigned commit_ms;      /* commit when the batch is T ms old (0: never by time) */
+    int sync_mode;           /* enum ckpt_sync_mode */
+    unsigned sync_ms;        /* background sync period (interval, close modes) */
+    size_t map_size;         /* initial LMDB map size; grows by itself */
+    int readonly;            /* open an existing store read-only (tools) */
+    int create;              /* create the environment if missing */
+    int check_rank;          /* refuse a store whose meta names another rank/nranks */
+};
+#define CKPT_STORE_OPTS_INIT                                                    \
+    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1}
+
+/* What meta says about a store (ckpt_store_info). */
+struct ckpt_store_info {
+    uint32_t format_version;
+    int32_t rank, nranks;
+    uint64_t id_seq;          /* next id sequence number (ids are (rank+1)*1e9+seq) */
+    uint64_t generation;      /* incremented at every open for writing */
+    int clean;                /* 1 if the last writer closed cleanly */
+    int64_t created_ms;       /* unix time, milliseconds */
+    int64_t last_commit_ms;
+    uint64_t mutations;       /* mutations committed over the store's life */
+    uint64_t commits;
+    size_t map_size;          /* current LMDB map size */
+    size_t map_used;          /* bytes of the map in use (last page * page size) */
+};
+
+typedef struct ckpt_store ckpt_store;
+
+/* Open (and with opts->create, create) rank opts->rank's environment. A
+ * store of a newer format version is refused with CKPT_E_VERSION. Opening
+ * for writing bumps the generation and clears the clean-close flag. */
+int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *opts);
+/* Commit the staged batch now. */
+int ckpt_store_checkpoint(ckpt_store *st);
+/* Commit, make everything durable (fsync), mark clean, release. On error
+ * the store stays open and nothing staged is lost: fix the cause and call
+ * close again, or ckpt_store_discard(). close(NULL) is a no-op. */
+int ckpt_store_close(ckpt_store *st);
+/* Release without committing the staged batch (as a crash would). */
+void ckpt_store_discard(ckpt_store *st);
+
+const char *ckpt_store_errmsg(const ckpt_store *st);
+int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st);
+/* The environment's directory (root/rank-<r>). */
+const char *ckpt_store_path(const ckpt_store *st);
+/* Mutations staged and not yet committed. */
+size_t ckpt_store_pending(ckpt_store *st);
+
+/* Next id from the persisted sequence: (rank+1)*1e9 + seq. */
+int ckpt_store_next_id(ckpt_store *st, uint64_t *id);
+/* Make the sequence continue above id (after an import or a re-homing). */
+int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
+
+/* ---- staged mutations (schema level; records are encoded BULKI) ---- */
+/* Object: obj[id] = rec; obj_name[name, ts] = id. If an earlier record of
+ * this id had another name/ts, its name entry is removed. */
+int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
+                       int32_t ts, const void *rec, size_t len);
+/* Delete an object with its name entry, kvtags, tag index entries, regions
+ * and container memberships. Deleting a missing id is not an error. */
+int ckpt_store_del_obj(ckpt_store *st, uint64_t id);
+/* kvtag of an owner (object or container id): rec is a BULKI record. */
+int ckpt_store_put_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen,
+                         const void *rec, size_t len);
+int ckpt_store_del_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen);
+int ckpt_store_put_cont(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
+                        const void *rec, size_t len);
+/* Delete a container with its name entry, membership list and kvtags (the
+ * member objects themselves stay). */
+int ckpt_store_del_cont(ckpt_store *st, uint64_t id);
+int ckpt_store_cont_add(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
+int ckpt_store_cont_remove(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
+/* Region of an object, keyed by its geometry (ckpt_key_region). */
+int ckpt_store_put_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
+                          const uint64_t *count, const void *rec, size_t len);
+int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
+                          const uint64_t *count);
+/* Raw put/delete of one key in one database (tools, tests, importers). */
+int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
+                       size_t vlen);
+int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen);
+
+/* ---- reads ---- */
+typedef struct ckpt_val {
+    size_t len;
+    const void *data;
+} ckpt_val;
+
+typedef struct ckpt_rtxn ckpt_rtxn;
+
+/* Begin a read transaction on committed data. Views it returns live until
+ * ckpt_rtxn_end(). */
+int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st);
+void ckpt_rtxn_end(ckpt_rtxn *tx);
+
+int ckpt_get_raw(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen);
+int ckpt_get_obj(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
+int ckpt_get_obj_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
+                         size_t nlen, int32_t ts);
+int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *name, size_t nlen);
+int ckpt_get_cont(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
+int ckpt_get_cont_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
+                          size_t nlen);
+/* Entries in the database's key order. The callback returns 0 to go on, a
+ * positive value to stop (returned by the iterator), or a negative error. */
+typedef int (*ckpt_iter_cb)(const ckpt_val *key, const ckpt_val *val, void *payload);
+/* Every entry of db whose key starts with prefix (plen may be 0). */
+int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_cb cb,
+              void *payload);
+/* kvtags of an owner; regions of an object; members of a container (key =
+ * cont id . obj id); owners carrying tag `name` (key = namekey . owner). */
+int ckpt_iter_kvtags(ckpt_rtxn *tx, uint64_t owner, ckpt_iter_cb cb, void *payload);
+int ckpt_iter_regions(ckpt_rtxn *tx, uint64_t obj, ckpt_iter_cb cb, void *payload);
+int ckpt_iter_members(ckpt_rtxn *tx, uint64_t cont, ckpt_iter_cb cb, void *payload);
+int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb cb,
+                     void *payload);
+/* Entries and bytes of one database (ckpt-inspect stat). */
+int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PDC_CKPT_STORE_H */

@@ -1,0 +1,1002 @@
+/*
+ * store.c - opening, staging, committing and closing a rank's environment.
+ *
+ * The batch: every mutation is appended, in order, to an in-memory log of
+ * operations (st->log). A commit opens one LMDB write transaction, applies
+ * the whole log, writes the meta record and commits. LMDB binds a write
+ * transaction to the thread that began it (its writer lock is a thread-owned
+ * mutex), so holding one open across hook calls from several server threads
+ * is not possible; staging instead keeps the same all-or-nothing batch while
+ * letting whichever thread hits the commit policy (or the background thread)
+ * commit, and makes "abort, grow the map, replay the batch" a loop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bulki.h"
+#include "store_int.h"
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* mkdir -p with owner-only permissions for what it creates. */
+static int mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return ENAMETOOLONG;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+                return errno;
+            buf[i] = c;
+        }
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return errno;
+    return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+}
+
+/* ------------------------------------------------------------------ */
+/* Applying staged operations inside a write transaction               */
+/* ------------------------------------------------------------------ */
+
+static int del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen)
+{
+    MDB_val key = {klen, (void *)k};
+    int rc = mdb_del(txn, dbi, &key, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int put(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen)
+{
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    return mdb_put(txn, dbi, &key, &val, 0);
+}
+
+/* The tag-index key of a kvtag key: owner . namekey -> namekey . owner. */
+static size_t tagidx_key(uint8_t *out, const uint8_t *kv, size_t klen)
+{
+    memcpy(out, kv + 8, klen - 8);
+    memcpy(out + klen - 8, kv, 8);
+    return klen;
+}
+
+/* Delete every key of dbi starting with prefix; kvtag deletions also drop
+ * their tag-index entries. */
+static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefix, size_t plen)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
+    int rc = mdb_cursor_open(txn, st->dbi[db], &cur);
+    if (rc)
+        return rc;
+    for (;;) {
+        k.mv_size = plen;
+        k.mv_data = (void *)prefix;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (rc == MDB_NOTFOUND) {
+            rc = 0;
+            break;
+        }
+        if (rc)
+            break;
+        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+            break;
+        if (db == CKPT_DB_KVTAG && k.mv_size > 8 && k.mv_size <= sizeof ik) {
+            size_t n = tagidx_key(ik, k.mv_data, k.mv_size);
+            if ((rc = del_quiet(txn, st->dbi[CKPT_DB_TAG_INDEX], ik, n)) != 0)
+                break;
+        }
+        if ((rc = mdb_cursor_del(cur, 0)) != 0)
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+/* Delete the name-index entry `ikey` only if it still names `id`. */
+static int del_index_if(MDB_txn *txn, MDB_dbi dbi, const uint8_t *ikey, size_t ilen,
+                        const uint8_t id8[8])
+{
+    MDB_val k = {ilen, (void *)ikey}, v;
+    int rc = mdb_get(txn, dbi, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    if (v.mv_size == 8 && memcmp(v.mv_data, id8, 8) == 0)
+        return mdb_del(txn, dbi, &k, NULL);
+    return 0;
+}
+
+/* Index key of an object record (namekey . ts) or container record. */
+static size_t rec_index_key(uint8_t *out, int is_obj, const void *rec, size_t len,
+                            uint64_t *cont_id)
+{
+    const char *name;
+    size_t nlen, n;
+    int32_t ts;
+    uint64_t cid = 0;
+    if (is_obj) {
+        if (ckpt_rec_obj_name(&name, &nlen, &ts, &cid, rec, len) != 0)
+            return 0;
+    } else if (ckpt_rec_cont_name(&name, &nlen, rec, len) != 0) {
+        return 0;
+    }
+    if ((n = ckpt_key_name(out, name, nlen)) == 0)
+        return 0;
+    if (is_obj) {
+        ckpt_key_i32(out + n, ts);
+        n += 4;
+    }
+    if (cont_id)
+        *cont_id = cid;
+    return n;
+}
+
+/* Put a name-index entry ikey -> id. For hashed (long) names, an entry that
+ * names another id whose record carries a different name is a hash
+ * collision: refuse rather than overwrite it. */
+static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ikey, size_t ilen,
+                     const uint8_t id8[8])
+{
+    MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
+    MDB_val k = {ilen, (void *)ikey}, v = {8, (void *)id8};
+    int hashed = 0;
+    int rc = mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE);
+    if (rc != MDB_KEYEXIST)
+        return rc;
+    ckpt_key_name_len(ikey, ilen, &hashed);
+    if (hashed && v.mv_size == 8 && memcmp(v.mv_data, id8, 8) != 0) {
+        MDB_val ok = {8, v.mv_data}, orec, nk = {8, (void *)id8}, nrec;
+        MDB_dbi rdbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
+        if (mdb_get(txn, rdbi, &ok, &orec) == 0 && mdb_get(txn, rdbi, &nk, &nrec) == 0) {
+            const char *n1, *n2;
+            size_t l1, l2;
+            int32_t ts;
+            uint64_t c;
+            int r1 = is_obj ? ckpt_rec_obj_name(&n1, &l1, &ts, &c, orec.mv_data, orec.mv_size)
+                            : ckpt_rec_cont_name(&n1, &l1, orec.mv_data, orec.mv_size);
+            int r2 = is_obj ? ckpt_rec_obj_name(&n2, &l2, &ts, &c, nrec.mv_data, nrec.mv_size)
+                            : ckpt_rec_cont_name(&n2, &l2, nrec.mv_data, nrec.mv_size);
+            if (r1 == 0 && r2 == 0 && (l1 != l2 || memcmp(n1, n2, l1) != 0))
+                return -1; /* collision, reported by the caller */
+        }
+    }
+    v.mv_size = 8;
+    v.mv_data = (void *)id8;
+    return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+/* Put obj/cont record; drop the old record's index entry if its name
+ * changed; then index the new name. */
+static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
+                     const uint8_t *a, size_t alen, const uint8_t *v, size_t vlen)
+{
+    MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
+    MDB_dbi idbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
+    MDB_val key = {8, (void *)k}, val = {vlen, (void *)v};
+    int rc = mdb_put(txn, dbi, &key, &val, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST) {
+        uint8_t old[CKPT_NAMEKEY_MAX + 4];
+        size_t on = rec_index_key(old, is_obj, val.mv_data, val.mv_size, NULL);
+        if (on > 0 && (on != alen || memcmp(old, a, on) != 0) &&
+            (rc = del_index_if(txn, idbi, old, on, k)) != 0)
+            return rc;
+        val.mv_size = vlen;
+        val.mv_data = (void *)v;
+        rc = mdb_put(txn, dbi, &key, &val, 0);
+    }
+    if (rc)
+        return rc;
+    return put_index(st, txn, is_obj, a, alen, k);
+}
+
+static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
+{
+    MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
+    MDB_val key = {8, (void *)k}, val;
+    int rc = mdb_get(txn, dbi, &key, &val);
+    if (rc == 0) {
+        uint8_t ik[CKPT_NAMEKEY_MAX + 4], mk[16];
+        uint64_t cont_id = 0;
+        size_t n = rec_index_key(ik, is_obj, val.mv_data, val.mv_size, &cont_id);
+        if (n > 0 &&
+            (rc = del_index_if(txn, st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME], ik, n,
+                               k)) != 0)
+            return rc;
+        if (is_obj && cont_id != 0) {
+            ckpt_key_u64(mk, cont_id);
+            memcpy(mk + 8, k, 8);
+            if ((rc = del_quiet(txn, st->dbi[CKPT_DB_CONT_OBJ], mk, 16)) != 0)
+                return rc;
+        }
+        if ((rc = mdb_del(txn, dbi, &key, NULL)) != 0)
+            return rc;
+    } else if (rc != MDB_NOTFOUND) {
+        return rc;
+    }
+    if ((rc = del_prefix(st, txn, CKPT_DB_KVTAG, k, 8)) != 0)
+        return rc;
+    return del_prefix(st, txn, is_obj ? CKPT_DB_REGION : CKPT_DB_CONT_OBJ, k, 8);
+}
+
+static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const uint8_t *k,
+                    const uint8_t *a, const uint8_t *v)
+{
+    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
+    int rc;
+    switch (h->kind) {
+    case OP_PUT:
+        return put(txn, st->dbi[h->db], k, h->klen, v, h->vlen);
+    case OP_DEL:
+        return del_quiet(txn, st->dbi[h->db], k, h->klen);
+    case OP_PUT_OBJ:
+        return put_named(st, txn, 1, k, a, h->alen, v, h->vlen);
+    case OP_DEL_OBJ:
+        return del_named(st, txn, 1, k);
+    case OP_PUT_CONT:
+        return put_named(st, txn, 0, k, a, h->alen, v, h->vlen);
+    case OP_DEL_CONT:
+        return del_named(st, txn, 0, k);
+    case OP_PUT_KVTAG:
+        if ((rc = put(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
+            return rc;
+        return put(txn, st->dbi[CKPT_DB_TAG_INDEX], ik, tagidx_key(ik, k, h->klen), "", 0);
+    case OP_DEL_KVTAG:
+        if ((rc = del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
+            return rc;
+        return del_quiet(txn, st->dbi[CKPT_DB_TAG_INDEX], ik, tagidx_key(ik, k, h->klen));
+    default:
+        return EINVAL;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Commit                                                              */
+/* ------------------------------------------------------------------ */
+
+static int put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m)
+{
+    uint8_t buf[512];
+    size_t len;
+    if (ckpt_meta_encode(buf, sizeof buf, &len, m) != 0)
+        return EINVAL;
+    return put(txn, st->dbi[CKPT_DB_META], CKPT_META_KEY, strlen(CKPT_META_KEY), buf, len);
+}
+
+static int grow_map(ckpt_store *st)
+{
+    size_t want = st->map_size * 2;
+    while (want < st->map_size + 4 * st->log_len)
+        want *= 2;
+    pthread_rwlock_wrlock(&st->grow);
+    int rc = mdb_env_set_mapsize(st->env, want);
+    pthread_rwlock_unlock(&st->grow);
+    if (rc == 0) {
+        MDB_envinfo ei;
+        mdb_env_info(st->env, &ei);
+        st->map_size = ei.me_mapsize;
+    }
+    return rc;
+}
+
+/* Apply the whole batch and commit it, growing the map as needed. Called
+ * with st->mu held. `force` commits even an empty batch (meta changes). */
+static int commit_locked(ckpt_store *st, int force)
+{
+    struct ckpt_store_info m;
+    const char *what = "begin";
+    int rc;
+
+    if (st->failed)
+        return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
+                           st->path);
+    if (st->nops == 0 && !force)
+        return 0;
+    for (;;) {
+        MDB_txn *txn;
+        size_t off = 0, done = 0;
+        m = st->meta;
+        m.mutations += st->nops;
+        m.commits++;
+        m.last_commit_ms = (int64_t)ckpt_now_ms();
+        what = "mdb_txn_begin";
+        rc = mdb_txn_begin(st->env, NULL, 0, &txn);
+        if (rc)
+            break;
+        what = "apply";
+        while (rc == 0 && done < st->nops) {
+            const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
+            const uint8_t *k = st->log + off + sizeof *h;
+            const uint8_t *a = k + h->klen;
+            const uint8_t *v = a + h->alen;
+            rc = apply_op(st, txn, h, k, a, v);
+            if (rc == -1) {
+                mdb_txn_abort(txn);
+                st->last_commit_err = CKPT_E_COLLISION;
+                return ckpt_seterr(st, CKPT_E_COLLISION, 0,
+                                   "%s: two long names hash to the same key in %s; batch kept",
+                                   st->path, h->kind == OP_PUT_OBJ ? "obj_name" : "cont_name");
+            }
+            off += (sizeof *h + h->klen + h->alen + h->vlen + 7) & ~(size_t)7;
+            done++;
+        }
+        if (rc == 0) {
+            what = "meta";
+            rc = put_meta(st, txn, &m);
+        }
+        if (rc) {
+            mdb_txn_abort(txn);
+        } else {
+            what = "mdb_txn_commit";
+            rc = mdb_txn_commit(txn);
+        }
+        if (rc != MDB_MAP_FULL)
+            break;
+        if ((rc = grow_map(st)) != 0) {
+            what = "mdb_env_set_mapsize";
+            break;
+        }
+    }
+    if (rc) {
+        int code = ckpt_map_lmdb(rc);
+        if (rc == MDB_PANIC)
+            st->failed = 1;
+        st->last_commit_err = code;
+        return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
+                           "they stay staged", st->path, st->nops, what);
+    }
+    st->meta = m;
+    st->log_len = 0;
+    st->nops = 0;
+    st->last_commit_err = 0;
+    st->commits_since_sync++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Background thread: time-based commits and periodic syncs            */
+/* ------------------------------------------------------------------ */
+
+static void *bg_main(void *arg)
+{
+    ckpt_store *st = arg;
+    uint64_t last_sync = mono_ms();
+    pthread_mutex_lock(&st->mu);
+    while (!st->bg_stop) {
+        unsigned tick = 1000;
+        if (st->opts.commit_ms && st->opts.commit_ms < tick)
+            tick = st->opts.commit_ms;
+        if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->opts.sync_ms && st->opts.sync_ms < tick)
+            tick = st->opts.sync_ms;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += tick / 1000;
+        ts.tv_nsec += (long)(tick % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&st->bg_cv, &st->mu, &ts);
+        if (st->bg_stop)
+            break;
+        uint64_t now = mono_ms();
+        if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms)
+            commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
+        if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
+            now - last_sync >= st->opts.sync_ms) {
+            st->commits_since_sync = 0;
+            pthread_mutex_unlock(&st->mu);
+            mdb_env_sync(st->env, 1);
+            pthread_mutex_lock(&st->mu);
+            last_sync = mono_ms();
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+static void bg_start(ckpt_store *st)
+{
+    if (st->opts.readonly || (st->opts.commit_ms == 0 && st->opts.sync_mode == CKPT_SYNC_EVERY))
+        return;
+    st->bg_stop = 0;
+    if (pthread_create(&st->bg, NULL, bg_main, st) == 0)
+        st->bg_running = 1;
+}
+
+static void bg_stop(ckpt_store *st)
+{
+    if (!st->bg_running)
+        return;
+    pthread_mutex_lock(&st->mu);
+    st->bg_stop = 1;
+    pthread_cond_signal(&st->bg_cv);
+    pthread_mutex_unlock(&st->mu);
+    pthread_join(st->bg, NULL);
+    st->bg_running = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open / close                                                        */
+/* ------------------------------------------------------------------ */
+
+static void release(ckpt_store *st)
+{
+    if (st->env)
+        mdb_env_close(st->env);
+    pthread_mutex_destroy(&st->mu);
+    pthread_rwlock_destroy(&st->grow);
+    pthread_cond_destroy(&st->bg_cv);
+    free(st->log);
+    free(st->path);
+    free(st);
+}
+
+/* Open the databases and read/create meta inside txn. */
+static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
+{
+    const int rdonly = st->opts.readonly;
+    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
+    int rc = mdb_dbi_open(txn, "meta", 0, &st->dbi[CKPT_DB_META]);
+    *fresh = 0;
+    if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
+        MDB_stat ms;
+        MDB_dbi main_dbi;
+        if (rc == MDB_NOTFOUND && !rdonly && st->opts.create && mdb_dbi_open(txn, NULL, 0, &main_dbi) == 0 &&
+            mdb_stat(txn, main_dbi, &ms) == 0 && ms.ms_entries == 0) {
+            *fresh = 1;
+            rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &st->dbi[CKPT_DB_META]);
+            if (rc)
+                return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create database meta", st->path);
+        } else {
+            return ckpt_seterr(NULL, CKPT_E_NOTSTORE, 0,
+                               "%s/data.mdb: an LMDB environment without pdc-ckpt's meta database: "
+                               "not a pdc-ckpt store", st->path);
+        }
+    } else if (rc) {
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot open database meta", st->path);
+    }
+
+    if (!*fresh) {
+        size_t off = 0;
+        rc = mdb_get(txn, st->dbi[CKPT_DB_META], &k, &v);
+        if (rc == MDB_NOTFOUND)
+            return ckpt_seterr(NULL, CKPT_E_NOTSTORE, 0, "%s/data.mdb: meta database has no \"meta\" record: "
+                               "not a pdc-ckpt store", st->path);
+        if (rc)
+            return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: reading meta", st->path);
+        int code = ckpt_meta_decode(&st->meta, v.mv_data, v.mv_size, &off);
+        if (code == CKPT_E_NOTSTORE)
+            return ckpt_seterr(NULL, code, 0, "%s/data.mdb: meta record lacks the \"%s\" magic: "
+                               "not a pdc-ckpt store", st->path, CKPT_FORMAT_MAGIC);
+        if (code)
+            return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: meta record is damaged "
+                               "(near byte %zu of %zu)", st->path, off, v.mv_size);
+        if (st->meta.format_version > CKPT_FORMAT_VERSION)
+            return ckpt_seterr(NULL, CKPT_E_VERSION, 0, "%s: store format version %u is newer than "
+                               "this build's version %u; use a newer pdc-ckpt", st->path,
+                               st->meta.format_version, CKPT_FORMAT_VERSION);
+        if (st->meta.format_version < CKPT_FORMAT_VERSION)
+            /* Migration path: a migrate_vN_to_vN+1(txn) step per older
+             * version would run here (docs/STORE.md). Version 1 is the
+             * first; anything older was never written by pdc-ckpt. */
+            return ckpt_seterr(NULL, CKPT_E_VERSION, 0, "%s: store format version %u is older than "
+                               "this build's version %u and no migration exists for it", st->path,
+                               st->meta.format_version, CKPT_FORMAT_VERSION);
+        if (st->opts.check_rank && !rdonly &&
+            (st->meta.rank != st->opts.rank || st->meta.nranks != st->opts.nranks))
+            return ckpt_seterr(NULL, CKPT_E_MISMATCH, 0, "%s: store was written as rank %d of %d, "
+                               "opened as rank %d of %d", st->path, st->meta.rank, st->meta.nranks,
+                               st->opts.rank, st->opts.nranks);
+    }
+    for (int db = CKPT_DB_META + 1; db < CKPT_DB_COUNT; db++) {
+        rc = mdb_dbi_open(txn, ckpt_db_name(db), rdonly ? 0 : MDB_CREATE, &st->dbi[db]);
+        if (rc)
+            return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
+                               "%s/data.mdb: cannot open database %s", st->path, ckpt_db_name(db));
+    }
+    return 0;
+}
+
+int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
+{
+    ckpt_store *st;
+    MDB_txn *txn = NULL;
+    struct stat sb;
+    int rc, fresh = 0;
+    char data[4200];
+
+    if (out == NULL)
+        return CKPT_E_INVAL;
+    *out = NULL;
+    if (o == NULL || o->root == NULL || o->rank < 0 || (!o->readonly && o->nranks < 1) ||
+        (!o->readonly && o->rank >= o->nranks) || o->sync_mode < CKPT_SYNC_EVERY ||
+        o->sync_mode > CKPT_SYNC_CLOSE)
+        return ckpt_seterr(NULL, CKPT_E_INVAL, 0, "store options: need a root, 0 <= rank < nranks "
+                           "and a known sync mode");
+    if ((st = calloc(1, sizeof *st)) == NULL)
+        return ckpt_seterr(NULL, CKPT_E_NOMEM, 0, "out of memory");
+    st->opts = *o;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_rwlock_init(&st->grow, NULL);
+    pthread_cond_init(&st->bg_cv, NULL);
+    size_t plen = strlen(o->root) + 32;
+    if (strlen(o->root) > 4000 || (st->path = malloc(plen)) == NULL) {
+        release(st);
+        return ckpt_seterr(NULL, CKPT_E_NAMETOOLONG, 0, "store root too long (%zu bytes)", strlen(o->root));
+    }
+    snprintf(st->path, plen, "%s/rank-%d", o->root, o->rank);
+    snprintf(data, sizeof data, "%s/data.mdb", st->path);
+
+    if (o->readonly || !o->create) {
+        if (stat(st->path, &sb) != 0 || stat(data, &sb) != 0) {
+            rc = ckpt_seterr(NULL, CKPT_E_NOSTORE, errno, "%s: no store here (%s missing)",
+                             o->root, stat(st->path, &sb) != 0 ? "rank directory" : "data.mdb");
+            release(st);
+            return rc;
+        }
+    } else if ((rc = mkdirs(st->path)) != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create the store directory",
+                               st->path);
+        release(st);
+        return code;
+    }
+
+    unsigned flags = MDB_NOTLS;
+    if (o->readonly)
+        flags |= MDB_RDONLY;
+    else if (o->sync_mode != CKPT_SYNC_EVERY)
+        flags |= MDB_NOSYNC;
+    if ((rc = mdb_env_create(&st->env)) != 0 || (rc = mdb_env_set_maxdbs(st->env, 16)) != 0 ||
+        (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) != 0 ||
+        (rc = mdb_env_open(st->env, st->path, flags, 0600)) != 0) {
+        int code = rc == MDB_INVALID ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
+        ckpt_seterr(NULL, code, rc, "%s/data.mdb: cannot open the LMDB environment%s", st->path,
+                    rc == MDB_INVALID ? ": not an LMDB file, or its header is damaged" : "");
+        release(st);
+        return code;
+    }
+    MDB_envinfo ei;
+    mdb_env_info(st->env, &ei);
+    st->map_size = ei.me_mapsize;
+
+    if ((rc = mdb_txn_begin(st->env, NULL, o->readonly ? MDB_RDONLY : 0, &txn)) != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
+                               st->path);
+        release(st);
+        return code;
+    }
+    if ((rc = open_schema(st, txn, &fresh)) != 0) {
+        mdb_txn_abort(txn);
+        release(st);
+        return rc;
+    }
+    if (o->readonly) {
+        /* commit, not abort: handles opened in an aborted transaction
+         * are closed again */
+        if ((rc = mdb_txn_commit(txn)) != 0) {
+            int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot open databases",
+                                   st->path);
+            release(st);
+            return code;
+        }
+        *out = st;
+        return 0;
+    }
+    if (fresh) {
+        memset(&st->meta, 0, sizeof st->meta);
+        st->meta.format_version = CKPT_FORMAT_VERSION;
+        st->meta.rank = o->rank;
+        st->meta.nranks = o->nranks;
+        st->meta.created_ms = (int64_t)ckpt_now_ms();
+    } else if (!st->meta.clean) {
+        st->meta.id_seq += CKPT_ID_CRASH_GAP;
+    }
+    st->meta.generation++;
+    st->meta.clean = 0;
+    st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
+    st->meta.commits++;
+    /* This first commit records "open, not clean" durably, so that a crash
+     * from now on is visible at the next open. */
+    if ((rc = put_meta(st, txn, &st->meta)) != 0 || (rc = mdb_txn_commit(txn)) != 0 ||
+        (rc = mdb_env_sync(st->env, 1)) != 0) {
+        if (rc == 0)
+            mdb_txn_abort(txn);
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot write meta at open",
+                               st->path);
+        release(st);
+        return code;
+    }
+    bg_start(st);
+    *out = st;
+    return 0;
+}
+
+int ckpt_store_checkpoint(ckpt_store *st)
+{
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return CKPT_E_READONLY;
+    pthread_mutex_lock(&st->mu);
+    int rc = commit_locked(st, 0);
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+int ckpt_store_close(ckpt_store *st)
+{
+    int rc = 0;
+    if (st == NULL)
+        return 0;
+    if (!st->opts.readonly) {
+        bg_stop(st);
+        pthread_mutex_lock(&st->mu);
+        st->meta.clean = 1;
+        rc = commit_locked(st, 1);
+        if (rc)
+            st->meta.clean = 0;
+        pthread_mutex_unlock(&st->mu);
+        if (rc == 0 && (rc = mdb_env_sync(st->env, 1)) != 0)
+            rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: sync at close failed", st->path);
+        if (rc) {
+            bg_start(st);
+            return rc;
+        }
+    }
+    release(st);
+    return 0;
+}
+
+void ckpt_store_discard(ckpt_store *st)
+{
+    if (st == NULL)
+        return;
+    bg_stop(st);
+    release(st);
+}
+
+const char *ckpt_store_path(const ckpt_store *st)
+{
+    return st->path;
+}
+
+size_t ckpt_store_pending(ckpt_store *st)
+{
+    pthread_mutex_lock(&st->mu);
+    size_t n = st->nops;
+    pthread_mutex_unlock(&st->mu);
+    return n;
+}
+
+int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
+{
+    MDB_envinfo ei;
+    MDB_stat es;
+    if (st == NULL || info == NULL)
+        return CKPT_E_INVAL;
+    pthread_mutex_lock(&st->mu);
+    *info = st->meta;
+    pthread_mutex_unlock(&st->mu);
+    if (st->opts.readonly) {
+        /* a reader sees the meta of the last commit, re-read now */
+        ckpt_rtxn *tx;
+        ckpt_val v;
+        int rc = ckpt_rtxn_begin(&tx, st);
+        if (rc)
+            return rc;
+        rc = ckpt_get_raw(&v, tx, CKPT_DB_META, CKPT_META_KEY, strlen(CKPT_META_KEY));
+        size_t off;
+        if (rc == 0 && ckpt_meta_decode(info, v.data, v.len, &off) != 0)
+            rc = ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: meta record is damaged", st->path);
+        ckpt_rtxn_end(tx);
+        if (rc)
+            return rc;
+    }
+    mdb_env_info(st->env, &ei);
+    mdb_env_stat(st->env, &es);
+    info->map_size = ei.me_mapsize;
+    info->map_used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
+    return 0;
+}
+
+int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
+{
+    int rc = 0;
+    if (st == NULL || id == NULL)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return CKPT_E_READONLY;
+    pthread_mutex_lock(&st->mu);
+    if (st->meta.id_seq >= CKPT_ID_BASE)
+        rc = ckpt_seterr(st, CKPT_E_NOSPACE, 0, "%s: id sequence of rank %d exhausted", st->path,
+                         st->opts.rank);
+    else
+        *id = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE + st->meta.id_seq++;
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+int ckpt_store_reserve_id(ckpt_store *st, uint64_t id)
+{
+    uint64_t base = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE;
+    pthread_mutex_lock(&st->mu);
+    if (id >= base && id - base < CKPT_ID_BASE && id - base >= st->meta.id_seq)
+        st->meta.id_seq = id - base + 1;
+    pthread_mutex_unlock(&st->mu);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Staging                                                             */
+/* ------------------------------------------------------------------ */
+
+static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, const void *a,
+                 size_t alen, const void *v, size_t vlen)
+{
+    int rc = 0;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return ckpt_seterr(st, CKPT_E_READONLY, 0, "%s: opened read-only", st->path);
+    if (klen == 0 || klen > 511 || vlen > UINT32_MAX || (v == NULL && vlen > 0))
+        return ckpt_seterr(st, klen > 511 ? CKPT_E_NAMETOOLONG : CKPT_E_INVAL, 0,
+                           "%s: %s key of %zu bytes or value of %zu bytes not storable", st->path,
+                           ckpt_db_name(db), klen, vlen);
+    size_t need = (sizeof(struct op_hdr) + klen + alen + vlen + 7) & ~(size_t)7;
+    pthread_mutex_lock(&st->mu);
+    if (st->failed) {
+        rc = ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
+                         st->path);
+        goto done;
+    }
+    if (st->last_commit_err && st->log_len + need > CKPT_BATCH_MAX_BYTES) {
+        rc = ckpt_seterr(st, st->last_commit_err, 0, "%s: commits keep failing and %zu bytes are "
+                         "staged; mutation refused until a commit succeeds", st->path, st->log_len);
+        goto done;
+    }
+    if (st->log_len + need > st->log_cap) {
+        size_t ncap = st->log_cap ? st->log_cap : 64 * 1024;
+        while (ncap < st->log_len + need)
+            ncap *= 2;
+        uint8_t *nl = realloc(st->log, ncap);
+        if (nl == NULL) {
+            rc = ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes", st->path,
+                             ncap);
+            goto done;
+        }
+        st->log = nl;
+        st->log_cap = ncap;
+    }
+    struct op_hdr h = {(uint8_t)kind, (uint8_t)db, 0, (uint32_t)klen, (uint32_t)alen, (uint32_t)vlen};
+    uint8_t *p = st->log + st->log_len;
+    memcpy(p, &h, sizeof h);
+    memcpy(p + sizeof h, k, klen);
+    if (alen)
+        memcpy(p + sizeof h + klen, a, alen);
+    if (vlen)
+        memcpy(p + sizeof h + klen + alen, v, vlen);
+    st->log_len += need;
+    if (st->nops++ == 0)
+        st->batch_start_ms = mono_ms();
+    if ((st->opts.commit_every && st->nops >= st->opts.commit_every) ||
+        (st->opts.commit_ms && mono_ms() - st->batch_start_ms >= st->opts.commit_ms))
+        rc = commit_locked(st, 0);
+done:
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+static int name_key(ckpt_store *st, uint8_t *out, size_t *n, const char *what, const char *name,
+                    size_t nlen)
+{
+    if (name == NULL)
+        return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: %s name missing", st->path, what);
+    if (nlen > CKPT_NAME_MAX)
+        return ckpt_seterr(st, CKPT_E_NAMETOOLONG, 0, "%s: %s name of %zu bytes is longer than the "
+                           "limit of %u", st->path, what, nlen, CKPT_NAME_MAX);
+    if ((*n = ckpt_key_name(out, name, nlen)) == 0)
+        return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: %s name contains a NUL byte", st->path, what);
+    return 0;
+}
+
+int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen, int32_t ts,
+                       const void *rec, size_t len)
+{
+    uint8_t k[8], a[CKPT_NAMEKEY_MAX + 4];
+    size_t n;
+    int rc;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = name_key(st, a, &n, "object", name, nlen)) != 0)
+        return rc;
+    ckpt_key_i32(a + n, ts);
+    ckpt_key_u64(k, id);
+    return stage(st, OP_PUT_OBJ, CKPT_DB_OBJ, k, 8, a, n + 4, rec, len);
+}
+
+int ckpt_store_del_obj(ckpt_store *st, uint64_t id)
+{
+    uint8_t k[8];
+    ckpt_key_u64(k, id);
+    return stage(st, OP_DEL_OBJ, CKPT_DB_OBJ, k, 8, NULL, 0, NULL, 0);
+}
+
+static int kvtag_key(ckpt_store *st, uint8_t *k, size_t *klen, uint64_t owner, const char *name,
+                     size_t nlen)
+{
+    size_t n;
+    int rc = name_key(st, k + 8, &n, "kvtag", name, nlen);
+    if (rc)
+        return rc;
+    ckpt_key_u64(k, owner);
+    *klen = n + 8;
+    return 0;
+}
+
+int ckpt_store_put_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen,
+                         const void *rec, size_t len)
+{
+    uint8_t k[CKPT_NAMEKEY_MAX + 8];
+    size_t klen;
+    int rc;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = kvtag_key(st, k, &klen, owner, name, nlen)) != 0)
+        return rc;
+    return stage(st, OP_PUT_KVTAG, CKPT_DB_KVTAG, k, klen, NULL, 0, rec, len);
+}
+
+int ckpt_store_del_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen)
+{
+    uint8_t k[CKPT_NAMEKEY_MAX + 8];
+    size_t klen;
+    int rc;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = kvtag_key(st, k, &klen, owner, name, nlen)) != 0)
+        return rc;
+    return stage(st, OP_DEL_KVTAG, CKPT_DB_KVTAG, k, klen, NULL, 0, NULL, 0);
+}
+
+int ckpt_store_put_cont(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
+                        const void *rec, size_t len)
+{
+    uint8_t k[8], a[CKPT_NAMEKEY_MAX];
+    size_t n;
+    int rc;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = name_key(st, a, &n, "container", name, nlen)) != 0)
+        return rc;
+    ckpt_key_u64(k, id);
+    return stage(st, OP_PUT_CONT, CKPT_DB_CONT, k, 8, a, n, rec, len);
+}
+
+int ckpt_store_del_cont(ckpt_store *st, uint64_t id)
+{
+    uint8_t k[8];
+    ckpt_key_u64(k, id);
+    return stage(st, OP_DEL_CONT, CKPT_DB_CONT, k, 8, NULL, 0, NULL, 0);
+}
+
+static int cont_members(ckpt_store *st, int kind, uint64_t cont, const uint64_t *objs, size_t n)
+{
+    uint8_t k[16];
+    int rc = 0;
+    if (n > 0 && objs == NULL)
+        return CKPT_E_INVAL;
+    ckpt_key_u64(k, cont);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        ckpt_key_u64(k + 8, objs[i]);
+        rc = stage(st, kind, CKPT_DB_CONT_OBJ, k, 16, NULL, 0, "", 0);
+    }
+    return rc;
+}
+
+int ckpt_store_cont_add(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n)
+{
+    return cont_members(st, OP_PUT, cont, objs, n);
+}
+
+int ckpt_store_cont_remove(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n)
+{
+    return cont_members(st, OP_DEL, cont, objs, n);
+}
+
+static int region_key(ckpt_store *st, uint8_t *k, size_t *klen, uint64_t obj, uint32_t ndim,
+                      const uint64_t *start, const uint64_t *count)
+{
+    if (ndim == 0 || ndim > CKPT_REGION_MAXDIM || start == NULL || count == NULL)
+        return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: region of object %llu needs 1..%u dimensions",
+                           st->path, (unsigned long long)obj, CKPT_REGION_MAXDIM);
+    ckpt_key_u64(k, obj);
+    *klen = 8 + ckpt_key_region(k + 8, ndim, start, count);
+    return 0;
+}
+
+int ckpt_store_put_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
+                          const uint64_t *count, const void *rec, size_t len)
+{
+    uint8_t k[8 + CKPT_REGIONKEY_MAX];
+    size_t klen;
+    int rc;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = region_key(st, k, &klen, obj, ndim, start, count)) != 0)
+        return rc;
+    return stage(st, OP_PUT, CKPT_DB_REGION, k, klen, NULL, 0, rec, len);
+}
+
+int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
+                          const uint64_t *count)
+{
+    uint8_t k[8 + CKPT_REGIONKEY_MAX];
+    size_t klen;
+    int rc;
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = region_key(st, k, &klen, obj, ndim, start, count)) != 0)
+        return rc;
+    return stage(st, OP_DEL, CKPT_DB_REGION, k, klen, NULL, 0, NULL, 0);
+}
+
+int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
+                       size_t vlen)
+{
+    if (db < 0 || db >= CKPT_DB_COUNT)
+        return CKPT_E_INVAL;
+    return stage(st, OP_PUT, db, key, klen, NULL, 0, val ? val : "", vlen);
+}
+
+int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen)
+{
+    if (db < 0 || db >= CKPT_DB_COUNT)
+        return CKPT_E_INVAL;
+    return stage(st, OP_DEL, db, key, klen, NULL, 0, NULL, 0);
+}
+
+int ckpt_sync_mode_parse(const char *s)
+{
+    if (s == NULL)
+        return -1;
+    if (strcmp(s, "sync") == 0)
+        return CKPT_SYNC_EVERY;
+    if (strcmp(s, "interval") == 0)
+        return CKPT_SYNC_INTERVAL;
+    if (strcmp(s, "close") == 0)
+        return CKPT_SYNC_CLOSE;
+    return -1;
+}
+
+const char *ckpt_sync_mode_name(int mode)
+{
+    switch (mode) {
+    case CKPT_SYNC_EVERY:
+        return "sync";
+    case CKPT_SYNC_INTERVAL:
+        return "interval";
+    case CKPT_SYNC_CLOSE:
+        return "close";
+    default:
+        return "?";
+    }
+}

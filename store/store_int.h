@@ -1,0 +1,100 @@
+/*
+ * store_int.h - private state of the LMDB store, shared by its files.
+ */
+#ifndef PDC_CKPT_STORE_INT_H
+#define PDC_CKPT_STORE_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "ckpt_store.h"
+
+/* Staged operation kinds (in-memory only; never on disk). */
+enum op_kind {
+    OP_PUT = 1,    /* raw put of key -> val in db */
+    OP_DEL,        /* raw delete of key in db */
+    OP_PUT_OBJ,    /* key = id, aux = obj_name key, val = record */
+    OP_DEL_OBJ,    /* key = id */
+    OP_PUT_KVTAG,  /* key = owner . namekey, val = record (+ tag index) */
+    OP_DEL_KVTAG,  /* key = owner . namekey */
+    OP_PUT_CONT,   /* key = id, aux = cont_name key, val = record */
+    OP_DEL_CONT    /* key = id */
+};
+
+/* One staged op in the batch log: header, then key, aux and val bytes,
+ * padded to 8. */
+struct op_hdr {
+    uint8_t kind;
+    uint8_t db;
+    uint16_t pad;
+    uint32_t klen;
+    uint32_t alen;
+    uint32_t vlen;
+};
+
+struct ckpt_store {
+    struct ckpt_store_opts opts;
+    char *path;             /* root/rank-<r> */
+    MDB_env *env;
+    MDB_dbi dbi[CKPT_DB_COUNT];
+    size_t map_size;
+
+    pthread_mutex_t mu;     /* batch, meta, commit */
+    pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
+
+    /* the open batch */
+    uint8_t *log;
+    size_t log_len, log_cap;
+    size_t nops;
+    uint64_t batch_start_ms;
+
+    /* meta, as of the last commit plus in-memory changes */
+    struct ckpt_store_info meta;
+    int failed;             /* MDB_PANIC: must reopen */
+    int last_commit_err;    /* error of the last commit attempt, 0 if it succeeded */
+
+    /* background commit/sync thread */
+    pthread_t bg;
+    int bg_running;
+    int bg_stop;
+    pthread_cond_t bg_cv;
+    uint64_t commits_since_sync;
+
+    char errmsg[512];
+};
+
+struct ckpt_rtxn {
+    ckpt_store *st;
+    MDB_txn *txn;
+};
+
+/* errors.c */
+int ckpt_map_lmdb(int rc);
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...);
+void ckpt_set_open_err(const char *msg);
+
+/* keys.c */
+uint64_t ckpt_now_ms(void);
+
+/* meta.c */
+int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
+int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
+/* Name and time step out of an object record; container name out of a
+ * container record; cont_id of an object (0 if absent). */
+int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
+                      const void *rec, size_t len);
+int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
+
+#define CKPT_META_KEY "meta"
+#define CKPT_ID_BASE 1000000000ull
+/* After an unclean close, skip this many ids: no id handed out before the
+ * crash, committed or not, can be handed out again (docs/STORE.md). */
+#define CKPT_ID_CRASH_GAP (1ull << 24)
+/* Staged bytes above which new mutations are refused while commits fail. */
+#define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
+
+#endif
