@@ -21,9 +21,9 @@
  * on one store. A thread that holds a ckpt_rtxn must not stage mutations
  * that could trigger a commit (growing the map waits for readers).
  *
- * Errors: 0 on success, negative CKPT_E* codes on failure. The store also
- * keeps a message for the last error (what, where, and the original LMDB or
- * errno code): ckpt_store_errmsg().
+ * Errors: 0 on success, negative CKPT_E* codes on failure. Each thread also
+ * gets a message for its last failed call (what, where, and the original
+ * LMDB or errno code): ckpt_store_errmsg(), also after a failed open.
  */
 #ifndef PDC_CKPT_STORE_H
 #define PDC_CKPT_STORE_H
@@ -171,7 +171,14 @@ int ckpt_store_close(ckpt_store *st);
 /* Release without committing the staged batch (as a crash would). */
 void ckpt_store_discard(ckpt_store *st);
 
+/* Message of this thread's last failed store call (st may be NULL). */
 const char *ckpt_store_errmsg(const ckpt_store *st);
+/* Set this thread's error message (for layers above the store); returns
+ * code. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+int ckpt_error(int code, const char *fmt, ...);
 int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st);
 /* The environment's directory (root/rank-<r>). */
 const char *ckpt_store_path(const ckpt_store *st);

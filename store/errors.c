@@ -97,11 +97,13 @@ int ckpt_map_lmdb(int rc)
     }
 }
 
-static _Thread_local char open_err[512];
+/* The message of the last failed call, per thread: hooks run on several
+ * server threads at once, and each must read its own error. */
+static _Thread_local char last_err[512];
 
 void ckpt_set_open_err(const char *msg)
 {
-    snprintf(open_err, sizeof open_err, "%s", msg);
+    snprintf(last_err, sizeof last_err, "%s", msg);
 }
 
 int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...)
@@ -114,14 +116,22 @@ int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...)
     va_end(ap);
     if (n >= 0 && (size_t)n < sizeof buf && orig != 0)
         snprintf(buf + n, sizeof buf - (size_t)n, " (%s)", mdb_strerror(orig));
-    if (st != NULL)
-        memcpy(st->errmsg, buf, sizeof buf);
-    else
-        ckpt_set_open_err(buf);
+    (void)st;
+    memcpy(last_err, buf, sizeof buf);
     return code;
 }
 
 const char *ckpt_store_errmsg(const ckpt_store *st)
 {
-    return st ? st->errmsg : open_err;
+    (void)st;
+    return last_err;
+}
+
+int ckpt_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_err, sizeof last_err, fmt, ap);
+    va_end(ap);
+    return code;
 }

@@ -192,7 +192,8 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     k.mv_data = (void *)prefix;
     rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
     while (rc == 0) {
-        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+        /* plen 0: prefix may be NULL, which memcmp must not get */
+        if (plen > 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0))
             break;
         ckpt_val ck = {k.mv_size, k.mv_data}, cv = {v.mv_size, v.mv_data};
         int r = cb(&ck, &cv, payload);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -364,10 +366,13 @@ static int commit_locked(ckpt_store *st, int force)
                            "they stay staged", st->path, st->nops, what);
     }
     st->meta = m;
+    st->commits_since_sync++;
+    st->bytes_since_sync += st->log_len;
+    if (st->bytes_since_sync >= CKPT_SYNC_BYTES && st->opts.sync_mode != CKPT_SYNC_EVERY)
+        pthread_cond_signal(&st->bg_cv);
     st->log_len = 0;
     st->nops = 0;
     st->last_commit_err = 0;
-    st->commits_since_sync++;
     return 0;
 }
 
@@ -401,8 +406,9 @@ static void *bg_main(void *arg)
         if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms)
             commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
         if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
-            now - last_sync >= st->opts.sync_ms) {
+            (now - last_sync >= st->opts.sync_ms || st->bytes_since_sync >= CKPT_SYNC_BYTES)) {
             st->commits_since_sync = 0;
+            st->bytes_since_sync = 0;
             pthread_mutex_unlock(&st->mu);
             mdb_env_sync(st->env, 1);
             pthread_mutex_lock(&st->mu);
@@ -442,6 +448,8 @@ static void release(ckpt_store *st)
 {
     if (st->env)
         mdb_env_close(st->env);
+    if (st->writer_fd >= 0)
+        close(st->writer_fd); /* drops the flock */
     pthread_mutex_destroy(&st->mu);
     pthread_rwlock_destroy(&st->grow);
     pthread_cond_destroy(&st->bg_cv);
@@ -535,6 +543,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     if ((st = calloc(1, sizeof *st)) == NULL)
         return ckpt_seterr(NULL, CKPT_E_NOMEM, 0, "out of memory");
     st->opts = *o;
+    st->writer_fd = -1;
     pthread_mutex_init(&st->mu, NULL);
     pthread_rwlock_init(&st->grow, NULL);
     pthread_cond_init(&st->bg_cv, NULL);
@@ -560,6 +569,23 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         return code;
     }
 
+    if (!o->readonly) {
+        /* One writer per rank environment: a second process writing the
+         * same store would interleave its batches and meta with ours. */
+        char lk[4200];
+        snprintf(lk, sizeof lk, "%s/writer.lock", st->path);
+        st->writer_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->writer_fd < 0 || flock(st->writer_fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            int code = ckpt_seterr(NULL, e == EWOULDBLOCK ? CKPT_E_BUSY : ckpt_map_lmdb(e), e,
+                                   "%s: %s", st->path, e == EWOULDBLOCK ?
+                                   "the store is open for writing by another process" :
+                                   "cannot create writer.lock");
+            release(st);
+            return code;
+        }
+    }
+
     unsigned flags = MDB_NOTLS;
     if (o->readonly)
         flags |= MDB_RDONLY;
@@ -576,6 +602,23 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     }
     MDB_envinfo ei;
     mdb_env_info(st->env, &ei);
+    if (!o->readonly) {
+        /* LMDB raises a map smaller than the data only to exactly the
+         * data's size, which leaves no page for the meta commit below
+         * (MDB_MAP_FULL at open): give a writer headroom first. */
+        MDB_stat es;
+        mdb_env_stat(st->env, &es);
+        size_t used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
+        if (ei.me_mapsize < 2 * used) {
+            if ((rc = mdb_env_set_mapsize(st->env, 2 * used)) != 0) {
+                int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot grow the "
+                                       "map at open", st->path);
+                release(st);
+                return code;
+            }
+            mdb_env_info(st->env, &ei);
+        }
+    }
     st->map_size = ei.me_mapsize;
 
     if ((rc = mdb_txn_begin(st->env, NULL, o->readonly ? MDB_RDONLY : 0, &txn)) != 0) {
@@ -937,7 +980,7 @@ int ckpt_store_put_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uin
                           const uint64_t *count, const void *rec, size_t len)
 {
     uint8_t k[8 + CKPT_REGIONKEY_MAX];
-    size_t klen;
+    size_t klen = 0;
     int rc;
     if (st == NULL)
         return CKPT_E_INVAL;
@@ -950,7 +993,7 @@ int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uin
                           const uint64_t *count)
 {
     uint8_t k[8 + CKPT_REGIONKEY_MAX];
-    size_t klen;
+    size_t klen = 0;
     int rc;
     if (st == NULL)
         return CKPT_E_INVAL;

@@ -37,6 +37,7 @@ struct ckpt_store {
     struct ckpt_store_opts opts;
     char *path;             /* root/rank-<r> */
     MDB_env *env;
+    int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */
     MDB_dbi dbi[CKPT_DB_COUNT];
     size_t map_size;
 
@@ -60,8 +61,7 @@ struct ckpt_store {
     int bg_stop;
     pthread_cond_t bg_cv;
     uint64_t commits_since_sync;
-
-    char errmsg[512];
+    size_t bytes_since_sync; /* staged bytes committed since the last sync */
 };
 
 struct ckpt_rtxn {
@@ -94,6 +94,10 @@ int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t 
 /* After an unclean close, skip this many ids: no id handed out before the
  * crash, committed or not, can be handed out again (docs/STORE.md). */
 #define CKPT_ID_CRASH_GAP (1ull << 24)
+/* In the NOSYNC modes the background thread also syncs as soon as this
+ * many bytes were committed since its last sync, so that close never has to
+ * flush more than about this much, however fast the server writes. */
+#define CKPT_SYNC_BYTES ((size_t)8 << 20)
 /* Staged bytes above which new mutations are refused while commits fail. */
 #define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
 

@@ -1,0 +1,233 @@
+/*
+ * ckpt_hooks.h - the hooks a PDC metadata server calls: one per mutation,
+ * checkpoint, close, and restart (map or rebuild). docs/PDC_INTEGRATION.md
+ * says where each call goes in PDC's server.
+ *
+ * Every hook encodes its record as BULKI (the record layouts are in
+ * docs/STORE.md) and stages it in the rank's store; the store commits on its
+ * policy, on ckpt_hooks_checkpoint() and on ckpt_hooks_close(). So close is
+ * one commit of the last batch plus a sync, and restart is opening the map.
+ *
+ * Thread safety: all hooks may be called from several server threads at
+ * once on one handle.
+ *
+ * Return values: 0, or a negative CKPT_E* code (ckpt_store.h);
+ * ckpt_hooks_errmsg() says what failed and where. A hook that returns an
+ * error from a failed commit (CKPT_E_NOSPACE, CKPT_E_IO) has still staged
+ * its mutation: it is kept and committed by the next commit that succeeds.
+ *
+ * Views: structs filled by the read functions and passed to rebuild
+ * callbacks point into the store's memory map (strings are NUL-terminated
+ * there). They are valid until the read ends: ckpt_hooks_read_end() for
+ * lookups, the return of the callback for rebuild.
+ */
+#ifndef PDC_CKPT_HOOKS_H
+#define PDC_CKPT_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKPT_MAX_DIM 4
+
+/* Persistent fields of PDC's pdc_metadata_t. */
+struct ckpt_obj {
+    uint64_t obj_id;
+    uint64_t cont_id;
+    const char *obj_name;
+    const char *app_name;       /* "" if unset */
+    const char *data_location;  /* "" if unset */
+    const char *tags;           /* PDC's legacy tag string; "" if unset */
+    int32_t time_step;
+    int32_t user_id;
+    int32_t data_type;          /* PDC type code */
+    int32_t transform_state;
+    int64_t create_time;
+    int64_t last_modified_time;
+    uint32_t data_server_id;
+    uint8_t region_partition;
+    uint8_t consistency;
+    uint32_t ndim;              /* 0..CKPT_MAX_DIM */
+    uint64_t dims[CKPT_MAX_DIM];
+};
+
+/* A kvtag (PDC's pdc_kvtag_t): value is `size` bytes of `type` (a
+ * PDC_STRING value includes its NUL, as PDC stores it). */
+struct ckpt_kvtag {
+    const char *name;
+    int8_t type;
+    uint32_t size;
+    const void *value;
+};
+
+struct ckpt_cont {
+    uint64_t cont_id;
+    const char *cont_name;
+    const char *tags;           /* legacy tag string; "" if unset */
+};
+
+/* Histogram of a region. range and bin are arrays in host order (2*nbin
+ * doubles, nbin uint64s). In a decoded view they point into the record and
+ * may be unaligned: read them with memcpy (ckpt_hist_range/ckpt_hist_bin). */
+struct ckpt_hist {
+    int32_t dtype;
+    int32_t nbin;
+    const void *range;
+    const void *bin;
+    double incr;
+};
+double ckpt_hist_range(const struct ckpt_hist *h, size_t i);
+uint64_t ckpt_hist_bin(const struct ckpt_hist *h, size_t i);
+
+/* Persistent fields of PDC's region_list_t. A region is identified by its
+ * object and geometry (ndim, start, count): putting the same geometry
+ * again replaces it. */
+struct ckpt_region {
+    uint64_t obj_id;
+    uint32_t ndim;              /* 1..CKPT_MAX_DIM */
+    uint64_t start[CKPT_MAX_DIM];
+    uint64_t count[CKPT_MAX_DIM];
+    uint64_t data_size;
+    uint64_t unit_size;
+    int32_t data_loc_type;
+    const char *storage_location; /* "" if unset */
+    uint64_t offset;
+    const char *cache_location;   /* "" if unset */
+    uint64_t cache_offset;
+    int has_hist;
+    struct ckpt_hist hist;        /* when has_hist */
+};
+
+struct ckpt_hooks_opts {
+    const char *store_root;     /* the store's root directory */
+    int rank;
+    int nranks;
+    unsigned commit_every;      /* K: commit every K mutations (0: off) */
+    unsigned commit_ms;         /* T: commit when the batch is T ms old (0: off) */
+    int sync_mode;              /* enum ckpt_sync_mode */
+    unsigned sync_ms;           /* background sync period */
+    size_t map_size;            /* initial map size (it grows by itself) */
+};
+#define CKPT_HOOKS_OPTS_INIT {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20}
+
+/*
+ * Fill opts from the environment, PDC style (unset variables keep the
+ * values already in *opts):
+ *   PDC_CKPT_DIR          store root (default: $PDC_TMPDIR/pdc-ckpt, and
+ *                         PDC_TMPDIR defaults to ./pdc_tmp as in PDC)
+ *   PDC_CKPT_COMMIT_EVERY K
+ *   PDC_CKPT_COMMIT_MS    T
+ *   PDC_CKPT_SYNC         sync | interval | close
+ *   PDC_CKPT_SYNC_MS      background sync period
+ * `root_buf` (PATH_MAX bytes) holds the root string. Returns CKPT_E_INVAL
+ * naming the variable if a value does not parse.
+ */
+int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *opts, char *root_buf, size_t root_len);
+
+typedef struct ckpt_hooks ckpt_hooks;
+
+/* Open (creating if needed) this rank's store for logging mutations. */
+int ckpt_hooks_open(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
+/* Open an existing store read-only, for lookups only (tools, verifiers):
+ * takes no write lock, changes nothing, works while a server writes. */
+int ckpt_hooks_open_readonly(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
+/* Commit now. */
+int ckpt_hooks_checkpoint(ckpt_hooks *h);
+/* Commit, make durable, mark clean, release. On error the handle stays
+ * open and nothing is lost (ckpt_store_close). close(NULL) is a no-op. */
+int ckpt_hooks_close(ckpt_hooks *h);
+/* Release without committing (tests; what a crash would do). */
+void ckpt_hooks_discard(ckpt_hooks *h);
+const char *ckpt_hooks_errmsg(const ckpt_hooks *h);
+ckpt_store *ckpt_hooks_store(ckpt_hooks *h);
+
+/* A new object/container id from the persisted sequence; never repeats,
+ * also across restarts and crashes. */
+int ckpt_hook_new_id(ckpt_hooks *h, uint64_t *id);
+
+/* ---- one hook per mutation ---- */
+int ckpt_hook_obj_create(ckpt_hooks *h, const struct ckpt_obj *obj);
+int ckpt_hook_obj_update(ckpt_hooks *h, const struct ckpt_obj *obj);
+int ckpt_hook_obj_delete(ckpt_hooks *h, uint64_t obj_id);
+/* owner: an object or a container id */
+int ckpt_hook_kvtag_put(ckpt_hooks *h, uint64_t owner, const struct ckpt_kvtag *tag);
+int ckpt_hook_kvtag_delete(ckpt_hooks *h, uint64_t owner, const char *name);
+int ckpt_hook_cont_create(ckpt_hooks *h, const struct ckpt_cont *cont);
+int ckpt_hook_cont_delete(ckpt_hooks *h, uint64_t cont_id);
+int ckpt_hook_cont_add_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
+int ckpt_hook_cont_remove_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
+int ckpt_hook_region_put(ckpt_hooks *h, const struct ckpt_region *region);
+int ckpt_hook_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
+                            const uint64_t *count);
+
+/* ---- restart, form 1: map. Open the store and look records up in place;
+ * O(1) in the size of the store. ---- */
+int ckpt_hooks_restart_map(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
+
+typedef struct ckpt_hooks_read ckpt_hooks_read;
+int ckpt_hooks_read_begin(ckpt_hooks_read **out, ckpt_hooks *h);
+void ckpt_hooks_read_end(ckpt_hooks_read *r);
+int ckpt_hooks_get_obj(struct ckpt_obj *obj, ckpt_hooks_read *r, uint64_t obj_id);
+int ckpt_hooks_get_obj_by_name(struct ckpt_obj *obj, ckpt_hooks_read *r, const char *name,
+                               int32_t time_step);
+int ckpt_hooks_get_kvtag(struct ckpt_kvtag *tag, ckpt_hooks_read *r, uint64_t owner,
+                         const char *name);
+int ckpt_hooks_get_cont(struct ckpt_cont *cont, ckpt_hooks_read *r, uint64_t cont_id);
+int ckpt_hooks_get_cont_by_name(struct ckpt_cont *cont, ckpt_hooks_read *r, const char *name);
+/* Callbacks return 0 to go on, > 0 to stop (returned), < 0 an error. */
+typedef int (*ckpt_kvtag_cb)(uint64_t owner, const struct ckpt_kvtag *tag, void *payload);
+typedef int (*ckpt_member_cb)(uint64_t cont_id, uint64_t obj_id, void *payload);
+typedef int (*ckpt_region_cb)(const struct ckpt_region *region, void *payload);
+typedef int (*ckpt_id_cb)(uint64_t id, void *payload);
+int ckpt_hooks_foreach_kvtag(ckpt_hooks_read *r, uint64_t owner, ckpt_kvtag_cb cb, void *payload);
+int ckpt_hooks_foreach_member(ckpt_hooks_read *r, uint64_t cont_id, ckpt_member_cb cb,
+                              void *payload);
+int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj_id, ckpt_region_cb cb,
+                              void *payload);
+/* Owners (objects or containers) that carry a kvtag called `name`. */
+int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload);
+
+/* ---- restart, form 2: rebuild. Visit every record once, in this order:
+ * containers, objects, kvtags, memberships, regions. Any callback may be
+ * NULL. A record that does not decode stops the walk with CKPT_E_RECORD and
+ * a message naming the database and key. ---- */
+struct ckpt_rebuild_cbs {
+    int (*cont)(const struct ckpt_cont *cont, void *payload);
+    int (*obj)(const struct ckpt_obj *obj, void *payload);
+    ckpt_kvtag_cb kvtag;
+    ckpt_member_cb member;
+    ckpt_region_cb region;
+};
+/* Counts of what a rebuild visited. */
+struct ckpt_rebuild_stats {
+    uint64_t conts, objs, kvtags, members, regions;
+};
+int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *opts,
+                               const struct ckpt_rebuild_cbs *cbs, void *payload,
+                               struct ckpt_rebuild_stats *stats);
+
+/* ---- record codecs (BULKI), shared with the tools ---- */
+/* Encoded length of a record, then encode into buf (cap >= that length). */
+int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
+int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);
+int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *tag);
+int ckpt_rec_kvtag_decode(struct ckpt_kvtag *tag, const void *rec, size_t len, size_t *err_off);
+int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *cont);
+int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
+int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);
+int ckpt_rec_region_decode(struct ckpt_region *reg, const void *rec, size_t len, size_t *err_off);
+
+/* PDC's routing: home rank of an object / a container. */
+uint32_t ckpt_djb2(const char *s);
+int ckpt_home_obj(const char *name, int32_t time_step, int nranks);
+int ckpt_home_cont(const char *name, int nranks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PDC_CKPT_HOOKS_H */

@@ -1,0 +1,390 @@
+/*
+ * records.c - BULKI record layouts of objects, kvtags, containers and
+ * regions (docs/STORE.md, "Records"), and PDC's routing rule.
+ *
+ * Encoders build a bulki_doc on the stack that points at the caller's
+ * struct (no copies) and write it into the caller's buffer. Decoders fill
+ * the struct with views into the record. Decoders look fields up by name
+ * and ignore fields they do not know, so records can gain fields.
+ */
+#include <string.h>
+
+#include "bulki.h"
+#include "ckpt_hooks.h"
+
+#define K(s) BULKI_V_STRN(s, sizeof(s) - 1)
+#define S(p) BULKI_V_STRN((p) ? (p) : "", (p) ? strlen(p) : 0)
+
+uint32_t ckpt_djb2(const char *s)
+{
+    /* as PDC's PDC_get_hash_by_name: char is signed on x86-64 */
+    uint32_t h = 5381;
+    int c;
+    while ((c = (signed char)*s++) != 0)
+        h = ((h << 5) + h) + (uint32_t)c;
+    return h;
+}
+
+int ckpt_home_obj(const char *name, int32_t time_step, int nranks)
+{
+    return (int)((ckpt_djb2(name) + (uint32_t)time_step) % (uint32_t)nranks);
+}
+
+int ckpt_home_cont(const char *name, int nranks)
+{
+    return (int)(ckpt_djb2(name) % (uint32_t)nranks);
+}
+
+double ckpt_hist_range(const struct ckpt_hist *h, size_t i)
+{
+    double d;
+    memcpy(&d, (const uint8_t *)h->range + i * sizeof d, sizeof d);
+    return d;
+}
+
+uint64_t ckpt_hist_bin(const struct ckpt_hist *h, size_t i)
+{
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)h->bin + i * sizeof v, sizeof v);
+    return v;
+}
+
+static int encode(uint8_t *buf, size_t cap, size_t *len, const bulki_pair *p, size_t n)
+{
+    const bulki_doc d = {n, p};
+    int rc;
+    if (buf == NULL)
+        rc = bulki_doc_encoded_len(len, &d);
+    else
+        rc = bulki_encode_doc(len, buf, cap, &d);
+    if (rc == BULKI_E_NOSPACE)
+        return CKPT_E_NOSPACE;
+    return rc ? CKPT_E_INVAL : 0;
+}
+
+/* ---- field getters over a decoded map; any failure -> CKPT_E_RECORD ---- */
+
+struct rd {
+    bulki_map m;
+    size_t *err_off;
+    int rc;
+};
+
+static int rd_open(struct rd *r, const void *rec, size_t len, size_t *err_off)
+{
+    size_t off = 0;
+    r->err_off = err_off;
+    r->rc = bulki_decode_doc(&r->m, rec, len, &off) ? CKPT_E_RECORD : 0;
+    if (r->rc && err_off)
+        *err_off = off;
+    return r->rc;
+}
+
+static int rd_ent(struct rd *r, const char *k, bulki_ent *e, int optional)
+{
+    if (r->rc)
+        return -1;
+    if (bulki_map_get(e, &r->m, k) != 0) {
+        if (optional)
+            return -1;
+        r->rc = CKPT_E_RECORD;
+        if (r->err_off)
+            *r->err_off = r->m.offset;
+        return -1;
+    }
+    return 0;
+}
+
+static void rd_bad(struct rd *r, const bulki_ent *e)
+{
+    r->rc = CKPT_E_RECORD;
+    if (r->err_off)
+        *r->err_off = e->offset;
+}
+
+static int64_t rd_i64(struct rd *r, const char *k, int64_t lo, int64_t hi, int optional)
+{
+    bulki_ent e;
+    int64_t v = 0;
+    if (rd_ent(r, k, &e, optional) != 0)
+        return 0;
+    if (bulki_ent_i64(&v, &e) != 0 || v < lo || v > hi) {
+        rd_bad(r, &e);
+        return 0;
+    }
+    return v;
+}
+
+static uint64_t rd_u64(struct rd *r, const char *k, int optional)
+{
+    bulki_ent e;
+    uint64_t v = 0;
+    if (rd_ent(r, k, &e, optional) != 0)
+        return 0;
+    if (bulki_ent_u64(&v, &e) != 0) {
+        rd_bad(r, &e);
+        return 0;
+    }
+    return v;
+}
+
+static double rd_f64(struct rd *r, const char *k)
+{
+    bulki_ent e;
+    double v = 0;
+    if (rd_ent(r, k, &e, 0) != 0)
+        return 0;
+    if (bulki_ent_f64(&v, &e) != 0)
+        rd_bad(r, &e);
+    return v;
+}
+
+static const char *rd_str(struct rd *r, const char *k, int optional)
+{
+    bulki_ent e;
+    const char *s = "";
+    size_t n;
+    if (rd_ent(r, k, &e, optional) != 0)
+        return "";
+    if (bulki_ent_str(&s, &n, &e) != 0) {
+        rd_bad(r, &e);
+        return "";
+    }
+    return s;
+}
+
+/* u64 array of at most `max` elements -> out; returns the count. */
+static uint32_t rd_u64s(struct rd *r, const char *k, uint64_t *out, uint32_t max)
+{
+    bulki_ent e;
+    if (rd_ent(r, k, &e, 0) != 0)
+        return 0;
+    if (e.type != BULKI_T_UINT64 || e.count > max) {
+        rd_bad(r, &e);
+        return 0;
+    }
+    for (uint32_t i = 0; i < e.count; i++)
+        bulki_ent_elem_u64(&out[i], &e, i);
+    return (uint32_t)e.count;
+}
+
+#define I32 INT32_MIN, INT32_MAX
+
+/* ---- objects ---- */
+
+int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *o)
+{
+    if (o == NULL || o->obj_name == NULL || o->ndim > CKPT_MAX_DIM)
+        return CKPT_E_INVAL;
+    const bulki_pair p[] = {
+        {K("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &o->obj_id)},
+        {K("obj_name"), S(o->obj_name)},
+        {K("cont_id"), BULKI_V_ITEM(BULKI_T_UINT64, &o->cont_id)},
+        {K("user_id"), BULKI_V_ITEM(BULKI_T_INT32, &o->user_id)},
+        {K("app_name"), S(o->app_name)},
+        {K("time_step"), BULKI_V_ITEM(BULKI_T_INT32, &o->time_step)},
+        {K("data_type"), BULKI_V_ITEM(BULKI_T_INT32, &o->data_type)},
+        {K("ndim"), BULKI_V_ITEM(BULKI_T_UINT32, &o->ndim)},
+        {K("dims"), BULKI_V_ARRAY(BULKI_T_UINT64, o->dims, o->ndim)},
+        {K("create_time"), BULKI_V_ITEM(BULKI_T_INT64, &o->create_time)},
+        {K("last_modified_time"), BULKI_V_ITEM(BULKI_T_INT64, &o->last_modified_time)},
+        {K("data_location"), S(o->data_location)},
+        {K("tags"), S(o->tags)},
+        {K("transform_state"), BULKI_V_ITEM(BULKI_T_INT32, &o->transform_state)},
+        {K("data_server_id"), BULKI_V_ITEM(BULKI_T_UINT32, &o->data_server_id)},
+        {K("region_partition"), BULKI_V_ITEM(BULKI_T_UINT8, &o->region_partition)},
+        {K("consistency"), BULKI_V_ITEM(BULKI_T_UINT8, &o->consistency)},
+    };
+    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+}
+
+int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t *err_off)
+{
+    struct rd r;
+    memset(o, 0, sizeof *o);
+    if (rd_open(&r, rec, len, err_off))
+        return r.rc;
+    o->obj_id = rd_u64(&r, "obj_id", 0);
+    o->obj_name = rd_str(&r, "obj_name", 0);
+    o->cont_id = rd_u64(&r, "cont_id", 1);
+    o->user_id = (int32_t)rd_i64(&r, "user_id", I32, 1);
+    o->app_name = rd_str(&r, "app_name", 1);
+    o->time_step = (int32_t)rd_i64(&r, "time_step", I32, 0);
+    o->data_type = (int32_t)rd_i64(&r, "data_type", I32, 1);
+    o->ndim = rd_u64s(&r, "dims", o->dims, CKPT_MAX_DIM);
+    o->create_time = rd_i64(&r, "create_time", INT64_MIN, INT64_MAX, 1);
+    o->last_modified_time = rd_i64(&r, "last_modified_time", INT64_MIN, INT64_MAX, 1);
+    o->data_location = rd_str(&r, "data_location", 1);
+    o->tags = rd_str(&r, "tags", 1);
+    o->transform_state = (int32_t)rd_i64(&r, "transform_state", I32, 1);
+    o->data_server_id = (uint32_t)rd_i64(&r, "data_server_id", 0, UINT32_MAX, 1);
+    o->region_partition = (uint8_t)rd_i64(&r, "region_partition", 0, 255, 1);
+    o->consistency = (uint8_t)rd_i64(&r, "consistency", 0, 255, 1);
+    if (r.rc == 0 && rd_i64(&r, "ndim", 0, CKPT_MAX_DIM, 0) != (int64_t)o->ndim && r.rc == 0) {
+        r.rc = CKPT_E_RECORD;
+        if (err_off)
+            *err_off = 0;
+    }
+    return r.rc;
+}
+
+/* ---- kvtags ---- */
+
+int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *t)
+{
+    if (t == NULL || t->name == NULL || (t->size > 0 && t->value == NULL))
+        return CKPT_E_INVAL;
+    const struct bulki_type_info *ti = bulki_type_info((unsigned)(uint8_t)t->type);
+    bulki_value v;
+    int8_t type = t->type;
+    if (ti && ti->kind == BULKI_KIND_STRING && t->size > 0 &&
+        ((const char *)t->value)[t->size - 1] == 0 &&
+        memchr(t->value, 0, t->size - 1) == NULL) {
+        v = BULKI_V_STRN(t->value, t->size - 1);
+    } else if (ti && ti->width > 0 && t->size > 0 && t->size % ti->width == 0) {
+        v = t->size == ti->width ? BULKI_V_ITEM(ti->code, t->value)
+                                 : BULKI_V_ARRAY(ti->code, t->value, t->size / ti->width);
+        if (ti->kind == BULKI_KIND_BOOL)
+            for (uint32_t i = 0; i < t->size; i++)
+                if (((const uint8_t *)t->value)[i] > 1)
+                    v = BULKI_V_ARRAY(BULKI_T_UINT8, t->value, t->size);
+    } else {
+        /* anything else keeps its bytes exactly, typed by "type" */
+        v = BULKI_V_ARRAY(BULKI_T_UINT8, t->value, t->size);
+    }
+    const bulki_pair p[] = {
+        {K("name"), S(t->name)},
+        {K("type"), BULKI_V_ITEM(BULKI_T_INT8, &type)},
+        {K("value"), v},
+    };
+    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+}
+
+int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, size_t *err_off)
+{
+    struct rd r;
+    bulki_ent e;
+    memset(t, 0, sizeof *t);
+    if (rd_open(&r, rec, len, err_off))
+        return r.rc;
+    t->name = rd_str(&r, "name", 0);
+    t->type = (int8_t)rd_i64(&r, "type", INT8_MIN, INT8_MAX, 0);
+    if (rd_ent(&r, "value", &e, 0) == 0) {
+        const struct bulki_type_info *ti = bulki_type_info(e.type);
+        if (ti->kind == BULKI_KIND_NESTED || e.payload_len > UINT32_MAX - 1) {
+            rd_bad(&r, &e);
+        } else {
+            t->value = e.payload;
+            /* a string's size counts its NUL, which follows the payload */
+            t->size = (uint32_t)(e.payload_len + (ti->kind == BULKI_KIND_STRING ? 1 : 0));
+        }
+    }
+    return r.rc;
+}
+
+/* ---- containers ---- */
+
+int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *c)
+{
+    if (c == NULL || c->cont_name == NULL)
+        return CKPT_E_INVAL;
+    const bulki_pair p[] = {
+        {K("cont_id"), BULKI_V_ITEM(BULKI_T_UINT64, &c->cont_id)},
+        {K("cont_name"), S(c->cont_name)},
+        {K("tags"), S(c->tags)},
+    };
+    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+}
+
+int ckpt_rec_cont_decode(struct ckpt_cont *c, const void *rec, size_t len, size_t *err_off)
+{
+    struct rd r;
+    memset(c, 0, sizeof *c);
+    if (rd_open(&r, rec, len, err_off))
+        return r.rc;
+    c->cont_id = rd_u64(&r, "cont_id", 0);
+    c->cont_name = rd_str(&r, "cont_name", 0);
+    c->tags = rd_str(&r, "tags", 1);
+    return r.rc;
+}
+
+/* ---- regions ---- */
+
+int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *g)
+{
+    if (g == NULL || g->ndim == 0 || g->ndim > CKPT_MAX_DIM)
+        return CKPT_E_INVAL;
+    const struct ckpt_hist *h = &g->hist;
+    if (g->has_hist && (h->nbin < 0 || (h->nbin > 0 && (h->range == NULL || h->bin == NULL))))
+        return CKPT_E_INVAL;
+    const bulki_pair hp[] = {
+        {K("dtype"), BULKI_V_ITEM(BULKI_T_INT32, &h->dtype)},
+        {K("nbin"), BULKI_V_ITEM(BULKI_T_INT32, &h->nbin)},
+        {K("range"), BULKI_V_ARRAY(BULKI_T_DOUBLE, h->range, g->has_hist ? 2 * (uint64_t)h->nbin : 0)},
+        {K("bin"), BULKI_V_ARRAY(BULKI_T_UINT64, h->bin, g->has_hist ? (uint64_t)h->nbin : 0)},
+        {K("incr"), BULKI_V_ITEM(BULKI_T_DOUBLE, &h->incr)},
+    };
+    const bulki_doc hd = {sizeof hp / sizeof hp[0], hp};
+    const bulki_pair p[] = {
+        {K("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &g->obj_id)},
+        {K("ndim"), BULKI_V_ITEM(BULKI_T_UINT32, &g->ndim)},
+        {K("start"), BULKI_V_ARRAY(BULKI_T_UINT64, g->start, g->ndim)},
+        {K("count"), BULKI_V_ARRAY(BULKI_T_UINT64, g->count, g->ndim)},
+        {K("data_size"), BULKI_V_ITEM(BULKI_T_UINT64, &g->data_size)},
+        {K("unit_size"), BULKI_V_ITEM(BULKI_T_UINT64, &g->unit_size)},
+        {K("data_loc_type"), BULKI_V_ITEM(BULKI_T_INT32, &g->data_loc_type)},
+        {K("storage_location"), S(g->storage_location)},
+        {K("offset"), BULKI_V_ITEM(BULKI_T_UINT64, &g->offset)},
+        {K("cache_location"), S(g->cache_location)},
+        {K("cache_offset"), BULKI_V_ITEM(BULKI_T_UINT64, &g->cache_offset)},
+        {K("hist"), BULKI_V_DOC(&hd)},
+    };
+    /* without a histogram the last pair is left out */
+    return encode(buf, cap, len, p, sizeof p / sizeof p[0] - (g->has_hist ? 0 : 1));
+}
+
+int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, size_t *err_off)
+{
+    struct rd r;
+    bulki_ent e;
+    uint64_t cnt[CKPT_MAX_DIM];
+    memset(g, 0, sizeof *g);
+    if (rd_open(&r, rec, len, err_off))
+        return r.rc;
+    g->obj_id = rd_u64(&r, "obj_id", 0);
+    g->ndim = rd_u64s(&r, "start", g->start, CKPT_MAX_DIM);
+    if (rd_u64s(&r, "count", cnt, CKPT_MAX_DIM) != g->ndim && r.rc == 0)
+        r.rc = CKPT_E_RECORD;
+    memcpy(g->count, cnt, sizeof cnt);
+    if (r.rc == 0 && (g->ndim == 0 || rd_i64(&r, "ndim", 1, CKPT_MAX_DIM, 0) != (int64_t)g->ndim) &&
+        r.rc == 0)
+        r.rc = CKPT_E_RECORD;
+    g->data_size = rd_u64(&r, "data_size", 0);
+    g->unit_size = rd_u64(&r, "unit_size", 1);
+    g->data_loc_type = (int32_t)rd_i64(&r, "data_loc_type", I32, 1);
+    g->storage_location = rd_str(&r, "storage_location", 1);
+    g->offset = rd_u64(&r, "offset", 1);
+    g->cache_location = rd_str(&r, "cache_location", 1);
+    g->cache_offset = rd_u64(&r, "cache_offset", 1);
+    if (r.rc == 0 && rd_ent(&r, "hist", &e, 1) == 0) {
+        struct rd h = {.err_off = err_off, .rc = 0};
+        bulki_ent re, be;
+        if (e.type != BULKI_T_BULKI || e.cls != BULKI_ITEM || bulki_ent_doc(&h.m, &e, 0) != 0) {
+            rd_bad(&r, &e);
+            return r.rc;
+        }
+        g->has_hist = 1;
+        g->hist.dtype = (int32_t)rd_i64(&h, "dtype", I32, 0);
+        g->hist.nbin = (int32_t)rd_i64(&h, "nbin", 0, INT32_MAX, 0);
+        g->hist.incr = rd_f64(&h, "incr");
+        if (rd_ent(&h, "range", &re, 0) == 0 && rd_ent(&h, "bin", &be, 0) == 0) {
+            if (re.type != BULKI_T_DOUBLE || re.count != 2 * (uint64_t)g->hist.nbin ||
+                be.type != BULKI_T_UINT64 || be.count != (uint64_t)g->hist.nbin)
+                rd_bad(&h, &re);
+            g->hist.range = re.payload;
+            g->hist.bin = be.payload;
+        }
+        r.rc = h.rc;
+    }
+    return r.rc;
+}

@@ -1,0 +1,743 @@
+/*
+ * ckpt-workload - runs the model PDC server on every MPI rank against a
+ * pdc-ckpt store: write a deterministic workload, restart (map or
+ * rebuild), verify record by record, or all of it as a demo.
+ *
+ *   ckpt-workload write   --store DIR --objects N [--tags-per-object M] [--tagged T]
+ *   ckpt-workload restart --store DIR [--rebuild [--check --objects N ...]]
+ *   ckpt-workload verify  --store DIR --objects N [...] [--after-crash]
+ *   ckpt-workload demo    [--store DIR] [--objects N] [--tags-per-object M]
+ *
+ * Times are the maximum over ranks. Exit 0 on success, 1 on any failure
+ * (the failing rank says what on stderr), 2 on bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model_server.h"
+#include "workload.h"
+
+#define PROG "ckpt-workload"
+
+struct args {
+    const char *cmd;
+    char root[4096];
+    int have_store;
+    struct wl_params p;
+    int rebuild, check, after_crash, force;
+    struct ckpt_hooks_opts hopts;
+};
+
+static int g_rank, g_size;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " write   --store DIR --objects N [--tags-per-object M] [--tagged T]\n"
+            "       " PROG " restart --store DIR [--rebuild [--check --objects N ...]]\n"
+            "       " PROG " verify  --store DIR --objects N [...] [--after-crash]\n"
+            "       " PROG " demo    [--store DIR] [--objects N] [--tags-per-object M]\n"
+            "options: --seed S (0)  --region-every K (8)  --sync sync|interval|close\n"
+            "         --commit-every K  --commit-ms T  --force (write: replace a store)\n"
+            "environment: PDC_TMPDIR, PDC_CKPT_DIR, PDC_CKPT_SYNC, PDC_CKPT_COMMIT_EVERY,\n"
+            "         PDC_CKPT_COMMIT_MS, PDC_CKPT_SYNC_MS (see docs/PDC_INTEGRATION.md)\n");
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, PROG ": rank %d: ", g_rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(struct args *a, int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"store", required_argument, 0, 's'},       {"objects", required_argument, 0, 'n'},
+        {"tags-per-object", required_argument, 0, 'm'}, {"tagged", required_argument, 0, 't'},
+        {"seed", required_argument, 0, 'S'},        {"region-every", required_argument, 0, 'R'},
+        {"sync", required_argument, 0, 'y'},        {"commit-every", required_argument, 0, 'k'},
+        {"commit-ms", required_argument, 0, 'T'},   {"rebuild", no_argument, 0, 'b'},
+        {"check", no_argument, 0, 'c'},             {"after-crash", no_argument, 0, 'a'},
+        {"force", no_argument, 0, 'f'},             {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    struct ckpt_hooks_opts def = CKPT_HOOKS_OPTS_INIT;
+    long v;
+    int c;
+
+    memset(a, 0, sizeof *a);
+    a->hopts = def;
+    a->p.region_every = 8;
+    if (argc < 2)
+        return -1;
+    a->cmd = argv[1];
+    if (ckpt_hooks_opts_from_env(&a->hopts, a->root, sizeof a->root) != 0) {
+        fail("%s", ckpt_store_errmsg(NULL));
+        return -1;
+    }
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            snprintf(a->root, sizeof a->root, "%s", optarg);
+            a->have_store = 1;
+            break;
+        case 'n':
+        case 'm':
+        case 't':
+        case 'R':
+        case 'S':
+        case 'k':
+        case 'T':
+            if (parse_long(optarg, &v) != 0) {
+                fail("option needs a non-negative integer, not \"%s\"", optarg);
+                return -1;
+            }
+            if (c == 'n')
+                a->p.objects = v;
+            else if (c == 'm')
+                a->p.tags_per_object = v;
+            else if (c == 't')
+                a->p.tagged = v;
+            else if (c == 'R')
+                a->p.region_every = v;
+            else if (c == 'S')
+                a->p.seed = (unsigned)v;
+            else if (c == 'k')
+                a->hopts.commit_every = (unsigned)v;
+            else
+                a->hopts.commit_ms = (unsigned)v;
+            break;
+        case 'y':
+            if ((a->hopts.sync_mode = ckpt_sync_mode_parse(optarg)) < 0) {
+                fail("--sync: use sync, interval or close, not \"%s\"", optarg);
+                return -1;
+            }
+            break;
+        case 'b':
+            a->rebuild = 1;
+            break;
+        case 'c':
+            a->check = 1;
+            break;
+        case 'a':
+            a->after_crash = 1;
+            break;
+        case 'f':
+            a->force = 1;
+            break;
+        default:
+            return -1;
+        }
+    }
+    if (optind != argc)
+        return -1;
+    a->hopts.store_root = a->root;
+    a->hopts.rank = g_rank;
+    a->hopts.nranks = g_size;
+    a->p.rank = g_rank;
+    a->p.nranks = g_size;
+    return 0;
+}
+
+/* Every rank agrees on failure: returns 1 if any rank failed. */
+static int any_failed(int mine)
+{
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+}
+
+static double max_time(double t)
+{
+    double m = 0;
+    MPI_Reduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    return m;
+}
+
+static long sum_long(long v)
+{
+    long s = 0;
+    MPI_Allreduce(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return s;
+}
+
+/* Remove this rank's environment (write --force, demo). */
+static void remove_rank_store(const char *root, int rank)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank-%d/data.mdb", root, rank);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/rank-%d/lock.mdb", root, rank);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/rank-%d", root, rank);
+    rmdir(path);
+}
+
+static int store_exists(const char *root, int rank)
+{
+    char path[4200];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/rank-%d/data.mdb", root, rank);
+    return stat(path, &sb) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* write                                                               */
+/* ------------------------------------------------------------------ */
+
+struct apply {
+    model_server *m;
+    uint64_t *members;
+    size_t nmem, capmem;
+    uint64_t cont;
+    long muts;
+};
+
+static int flush_members(struct apply *ap)
+{
+    int rc = 0;
+    if (ap->nmem)
+        rc = model_cont_add(ap->m, ap->cont, ap->members, ap->nmem);
+    ap->nmem = 0;
+    return rc;
+}
+
+static int apply_mut(const struct wl_mut *mu, void *arg)
+{
+    struct apply *ap = arg;
+    uint64_t id = 0;
+    int rc = 0;
+    ap->muts++;
+    switch (mu->kind) {
+    case WL_CONT:
+        rc = model_cont_create(ap->m, mu->cont.cont_name, &id);
+        if (rc == 0 && id != mu->id)
+            return ckpt_error(CKPT_E_EXISTS, "container got id %llu, expected %llu: is the store "
+                              "fresh?", (unsigned long long)id, (unsigned long long)mu->id);
+        break;
+    case WL_CONT_TAG:
+    case WL_TAG:
+        rc = model_kvtag_put(ap->m, mu->owner, &mu->tag);
+        break;
+    case WL_OBJ: {
+        struct ckpt_obj o = mu->obj;
+        o.obj_id = 0;
+        rc = model_obj_create(ap->m, &o, &id);
+        if (rc == 0 && id != mu->id)
+            return ckpt_error(CKPT_E_EXISTS, "%s got id %llu, expected %llu: is the store fresh?",
+                              o.obj_name, (unsigned long long)id, (unsigned long long)mu->id);
+        break;
+    }
+    case WL_REGION:
+        rc = model_region_put(ap->m, &mu->region);
+        break;
+    case WL_MEMBER:
+        if (ap->nmem == ap->capmem) {
+            size_t nc = ap->capmem ? ap->capmem * 2 : 1024;
+            uint64_t *nm = realloc(ap->members, nc * sizeof *nm);
+            if (nm == NULL)
+                return CKPT_E_NOMEM;
+            ap->members = nm;
+            ap->capmem = nc;
+        }
+        ap->cont = mu->owner;
+        ap->members[ap->nmem++] = mu->id;
+        if (ap->nmem == 1024)
+            rc = flush_members(ap);
+        break;
+    }
+    return rc;
+}
+
+/* Apply this rank's stream to model m (hooks or not). */
+static int run_stream(const struct wl_params *p, model_server *m, long *muts)
+{
+    struct apply ap = {m, NULL, 0, 0, 0, 0};
+    int rc = wl_stream(p, apply_mut, &ap);
+    if (rc == 0)
+        rc = flush_members(&ap);
+    free(ap.members);
+    if (muts)
+        *muts = ap.muts;
+    return rc;
+}
+
+static int cmd_write(struct args *a, int quiet)
+{
+    ckpt_hooks *h = NULL;
+    model_server *m = NULL;
+    long muts = 0;
+    int rc = 0;
+    double t0, t1, t2;
+
+    if (store_exists(a->root, g_rank)) {
+        if (a->force)
+            remove_rank_store(a->root, g_rank);
+        else
+            rc = fail("%s/rank-%d: a store is already there; remove it or add --force", a->root,
+                      g_rank);
+    }
+    if (any_failed(rc != 0))
+        return 1;
+    if ((rc = ckpt_hooks_open(&h, &a->hopts)) != 0 || (rc = model_create(&m, g_rank, g_size, h)) != 0)
+        fail("open: %s", ckpt_store_errmsg(NULL));
+    if (any_failed(rc != 0)) {
+        ckpt_hooks_discard(h);
+        return 1;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    if ((rc = run_stream(&a->p, m, &muts)) != 0)
+        fail("workload: %s (%s)", ckpt_store_errmsg(NULL), ckpt_strerror(rc));
+    t1 = MPI_Wtime();
+    if (rc == 0 && (rc = ckpt_hooks_close(h)) != 0)
+        fail("close: %s", ckpt_store_errmsg(NULL));
+    t2 = MPI_Wtime();
+    if (rc)
+        ckpt_hooks_discard(h);
+    model_destroy(m);
+    double wmax = max_time(t1 - t0), cmax = max_time(t2 - t1);
+    long total = sum_long(muts);
+    if (any_failed(rc != 0))
+        return 1;
+    if (g_rank == 0 && !quiet) {
+        printf("write: %d ranks, %ld objects x %ld tags, %ld tagged, %ld mutations, store %s\n",
+               g_size, a->p.objects, a->p.tags_per_object, a->p.tagged, total, a->root);
+        printf("  workload %.6f s, close %.6f s (max over ranks)\n", wmax, cmax);
+        printf("result: phase=write ranks=%d mutations=%ld workload_s=%.9f close_s=%.9f\n", g_size,
+               total, wmax, cmax);
+    } else if (g_rank == 0) {
+        printf("  write    %ld mutations on %d ranks: workload %.6f s, close %.6f s\n", total, g_size,
+               wmax, cmax);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* restart                                                             */
+/* ------------------------------------------------------------------ */
+
+static int cmd_restart(struct args *a, int quiet)
+{
+    ckpt_hooks *h = NULL;
+    model_server *m = NULL, *expect = NULL;
+    struct ckpt_rebuild_stats st = {0, 0, 0, 0, 0};
+    int rc;
+    double t0, t1;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    if (a->rebuild)
+        rc = model_restart_rebuild(&m, &h, &a->hopts, &st);
+    else
+        rc = ckpt_hooks_restart_map(&h, &a->hopts);
+    t1 = MPI_Wtime();
+    if (rc)
+        fail("restart: %s", ckpt_store_errmsg(NULL));
+    if (rc == 0 && a->rebuild && a->check) {
+        char why[256];
+        if ((rc = model_create(&expect, g_rank, g_size, NULL)) == 0 &&
+            (rc = run_stream(&a->p, expect, NULL)) == 0 && !model_equal(expect, m, why, sizeof why)) {
+            rc = fail("rebuilt tables differ from the workload's: %s", why);
+        } else if (rc) {
+            fail("building the expected tables: %s", ckpt_strerror(rc));
+        }
+    }
+    model_destroy(expect);
+    model_destroy(m);
+    if (h && ckpt_hooks_close(h) != 0) {
+        rc = fail("close after restart: %s", ckpt_store_errmsg(NULL));
+        ckpt_hooks_discard(h);
+    }
+    double tmax = max_time(t1 - t0);
+    long objs = sum_long((long)st.objs), tags = sum_long((long)st.kvtags);
+    if (any_failed(rc != 0))
+        return 1;
+    if (g_rank == 0) {
+        const char *mode = a->rebuild ? "rebuild" : "map";
+        if (!quiet) {
+            printf("restart (%s): %d ranks, %.6f s (max over ranks)", mode, g_size, tmax);
+            if (a->rebuild)
+                printf(", %ld objects and %ld kvtags rebuilt%s", objs, tags,
+                       a->check ? ", tables equal to the workload's" : "");
+            printf("\nresult: phase=restart_%s ranks=%d seconds=%.9f\n", mode, g_size, tmax);
+        } else {
+            printf("  restart  %-7s %.6f s%s\n", mode, tmax,
+                   a->check ? " (rebuilt tables equal the written ones)" : "");
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* verify                                                              */
+/* ------------------------------------------------------------------ */
+
+struct verify {
+    ckpt_hooks *h;
+    ckpt_hooks_read *r;
+    int after_crash;
+    long index;      /* mutations seen */
+    long prefix;     /* leading mutations present */
+    long gap_at;     /* first missing mutation, -1 if none */
+    long present[6]; /* per kind */
+    char err[512];
+};
+
+static int str_same(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* 1 present and equal, 0 absent, -1 present but different (err set). */
+static int check_obj(struct verify *v, const struct wl_mut *mu)
+{
+    struct ckpt_obj o, byname;
+    const struct ckpt_obj *e = &mu->obj;
+    int rc = ckpt_hooks_get_obj(&o, v->r, mu->id);
+    if (rc == CKPT_E_NOTFOUND)
+        return 0;
+    if (rc) {
+        snprintf(v->err, sizeof v->err, "object %s: %s", e->obj_name, ckpt_store_errmsg(NULL));
+        return -1;
+    }
+    int same = o.cont_id == e->cont_id && str_same(o.obj_name, e->obj_name) &&
+               o.time_step == e->time_step && o.user_id == e->user_id &&
+               str_same(o.app_name, e->app_name) && o.data_type == e->data_type &&
+               o.create_time == e->create_time && o.last_modified_time == e->last_modified_time &&
+               str_same(o.data_location, e->data_location) && str_same(o.tags, e->tags) &&
+               o.ndim == e->ndim;
+    for (uint32_t d = 0; same && d < o.ndim; d++)
+        same = o.dims[d] == e->dims[d];
+    if (!same) {
+        snprintf(v->err, sizeof v->err, "object %s (id %llu): stored fields differ", e->obj_name,
+                 (unsigned long long)mu->id);
+        return -1;
+    }
+    rc = ckpt_hooks_get_obj_by_name(&byname, v->r, e->obj_name, e->time_step);
+    if (rc || byname.obj_id != mu->id) {
+        snprintf(v->err, sizeof v->err, "object %s (ts %d): name lookup %s", e->obj_name,
+                 e->time_step, rc ? ckpt_strerror(rc) : "finds another id");
+        return -1;
+    }
+    return 1;
+}
+
+static int check_tag(struct verify *v, const struct wl_mut *mu)
+{
+    struct ckpt_kvtag t;
+    int rc = ckpt_hooks_get_kvtag(&t, v->r, mu->owner, mu->tag.name);
+    if (rc == CKPT_E_NOTFOUND)
+        return 0;
+    if (rc || t.type != mu->tag.type || t.size != mu->tag.size ||
+        memcmp(t.value, mu->tag.value, t.size) != 0) {
+        snprintf(v->err, sizeof v->err, "kvtag %s of %s %llu: %s", mu->tag.name,
+                 mu->kind == WL_TAG ? "object" : "container", (unsigned long long)mu->owner,
+                 rc ? ckpt_store_errmsg(NULL) : "stored value differs");
+        return -1;
+    }
+    return 1;
+}
+
+struct region_find {
+    const struct ckpt_region *want;
+    int found, same;
+};
+
+static int region_cb(const struct ckpt_region *g, void *p)
+{
+    struct region_find *f = p;
+    const struct ckpt_region *w = f->want;
+    if (g->ndim != w->ndim || g->start[0] != w->start[0] || g->count[0] != w->count[0])
+        return 0;
+    f->found = 1;
+    f->same = g->data_size == w->data_size && g->unit_size == w->unit_size &&
+              g->offset == w->offset && g->data_loc_type == w->data_loc_type &&
+              str_same(g->storage_location, w->storage_location) && g->has_hist == w->has_hist;
+    if (f->same && g->has_hist) {
+        f->same = g->hist.nbin == w->hist.nbin && g->hist.dtype == w->hist.dtype &&
+                  g->hist.incr == w->hist.incr;
+        for (int32_t b = 0; f->same && b < g->hist.nbin; b++)
+            f->same = ckpt_hist_bin(&g->hist, (size_t)b) == ckpt_hist_bin(&w->hist, (size_t)b) &&
+                      ckpt_hist_range(&g->hist, 2 * (size_t)b) ==
+                          ckpt_hist_range(&w->hist, 2 * (size_t)b);
+    }
+    return 1;
+}
+
+static int check_region(struct verify *v, const struct wl_mut *mu)
+{
+    struct region_find f = {&mu->region, 0, 0};
+    int rc = ckpt_hooks_foreach_region(v->r, mu->region.obj_id, region_cb, &f);
+    if (rc < 0) {
+        snprintf(v->err, sizeof v->err, "regions of object %ld: %s", mu->i, ckpt_store_errmsg(NULL));
+        return -1;
+    }
+    if (!f.found)
+        return 0;
+    if (!f.same) {
+        snprintf(v->err, sizeof v->err, "region of object obj%ld: stored fields differ", mu->i);
+        return -1;
+    }
+    return 1;
+}
+
+static int check_member(struct verify *v, const struct wl_mut *mu)
+{
+    uint8_t k[16];
+    ckpt_val val;
+    ckpt_rtxn *tx;
+    ckpt_key_u64(k, mu->owner);
+    ckpt_key_u64(k + 8, mu->id);
+    int rc = ckpt_rtxn_begin(&tx, ckpt_hooks_store(v->h));
+    if (rc == 0) {
+        rc = ckpt_get_raw(&val, tx, CKPT_DB_CONT_OBJ, k, 16);
+        ckpt_rtxn_end(tx);
+    }
+    if (rc == CKPT_E_NOTFOUND)
+        return 0;
+    if (rc) {
+        snprintf(v->err, sizeof v->err, "membership of obj%ld: %s", mu->i, ckpt_store_errmsg(NULL));
+        return -1;
+    }
+    return 1;
+}
+
+static int check_cont(struct verify *v, const struct wl_mut *mu)
+{
+    struct ckpt_cont c;
+    int rc = ckpt_hooks_get_cont_by_name(&c, v->r, mu->cont.cont_name);
+    if (rc == CKPT_E_NOTFOUND)
+        return 0;
+    if (rc || c.cont_id != mu->id) {
+        snprintf(v->err, sizeof v->err, "container %s: %s", mu->cont.cont_name,
+                 rc ? ckpt_store_errmsg(NULL) : "has another id");
+        return -1;
+    }
+    return 1;
+}
+
+static const char *kind_name(enum wl_kind k)
+{
+    static const char *const n[] = {"container", "container kvtag", "object", "kvtag", "region",
+                                    "membership"};
+    return n[k];
+}
+
+static int verify_mut(const struct wl_mut *mu, void *arg)
+{
+    struct verify *v = arg;
+    int st;
+    switch (mu->kind) {
+    case WL_CONT:
+        st = check_cont(v, mu);
+        break;
+    case WL_CONT_TAG:
+    case WL_TAG:
+        st = check_tag(v, mu);
+        break;
+    case WL_OBJ:
+        st = check_obj(v, mu);
+        break;
+    case WL_REGION:
+        st = check_region(v, mu);
+        break;
+    default:
+        st = check_member(v, mu);
+        break;
+    }
+    long idx = v->index++;
+    if (st < 0)
+        return 1;
+    if (st == 1) {
+        v->present[mu->kind]++;
+        if (v->gap_at >= 0) {
+            snprintf(v->err, sizeof v->err, "mutation %ld (%s of obj%ld) is present after mutation "
+                     "%ld is missing: not a committed prefix", idx, kind_name(mu->kind), mu->i,
+                     v->gap_at);
+            return 1;
+        }
+        v->prefix++;
+        return 0;
+    }
+    if (!v->after_crash) {
+        if (mu->kind == WL_CONT || mu->kind == WL_CONT_TAG)
+            snprintf(v->err, sizeof v->err, "%s missing", kind_name(mu->kind));
+        else
+            snprintf(v->err, sizeof v->err, "%s of obj%ld missing", kind_name(mu->kind), mu->i);
+        return 1;
+    }
+    if (v->gap_at < 0)
+        v->gap_at = idx;
+    return 0;
+}
+
+/* Entries per database must equal what the stream put there: nothing extra. */
+static int check_counts(struct verify *v)
+{
+    static const struct {
+        int db;
+        int k1, k2;
+    } want[] = {{CKPT_DB_CONT, WL_CONT, -1},
+                {CKPT_DB_OBJ, WL_OBJ, -1},
+                {CKPT_DB_KVTAG, WL_TAG, WL_CONT_TAG},
+                {CKPT_DB_TAG_INDEX, WL_TAG, WL_CONT_TAG},
+                {CKPT_DB_REGION, WL_REGION, -1},
+                {CKPT_DB_CONT_OBJ, WL_MEMBER, -1},
+                {CKPT_DB_OBJ_NAME, WL_OBJ, -1}};
+    ckpt_rtxn *tx;
+    int rc = ckpt_rtxn_begin(&tx, ckpt_hooks_store(v->h));
+    if (rc) {
+        snprintf(v->err, sizeof v->err, "%s", ckpt_store_errmsg(NULL));
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        uint64_t n = 0;
+        long exp = v->present[want[i].k1] + (want[i].k2 >= 0 ? v->present[want[i].k2] : 0);
+        if ((rc = ckpt_db_stat(tx, want[i].db, &n, NULL)) != 0 || (long)n != exp) {
+            snprintf(v->err, sizeof v->err, "database %s holds %llu entries, expected %ld",
+                     ckpt_db_name(want[i].db), (unsigned long long)n, exp);
+            ckpt_rtxn_end(tx);
+            return 1;
+        }
+    }
+    ckpt_rtxn_end(tx);
+    return 0;
+}
+
+static int cmd_verify(struct args *a, int quiet)
+{
+    struct verify v;
+    int rc;
+    memset(&v, 0, sizeof v);
+    v.after_crash = a->after_crash;
+    v.gap_at = -1;
+    long total = wl_count(&a->p);
+    if ((rc = ckpt_hooks_open_readonly(&v.h, &a->hopts)) != 0)
+        fail("verify: %s", ckpt_store_errmsg(NULL));
+    else if ((rc = ckpt_hooks_read_begin(&v.r, v.h)) != 0)
+        fail("verify: %s", ckpt_store_errmsg(NULL));
+    if (rc == 0) {
+        rc = wl_stream(&a->p, verify_mut, &v);
+        if (rc == 0)
+            rc = check_counts(&v);
+        if (rc)
+            fail("verify %s/rank-%d: %s", a->root, g_rank, v.err[0] ? v.err : ckpt_strerror(rc));
+    }
+    ckpt_hooks_read_end(v.r);
+    if (v.h)
+        ckpt_hooks_close(v.h);
+    if (rc == 0 && a->after_crash)
+        printf("verify --after-crash: rank %d holds a committed prefix of %ld of its %ld mutations\n",
+               g_rank, v.prefix, total);
+    long all = sum_long(v.prefix);
+    if (any_failed(rc != 0))
+        return 1;
+    if (g_rank == 0 && !a->after_crash) {
+        if (quiet)
+            printf("  verify   %ld mutations checked record by record: OK\n", all);
+        else
+            printf("verify: %d ranks, %ld mutations checked record by record: OK\n", g_size, all);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* demo                                                                */
+/* ------------------------------------------------------------------ */
+
+static int cmd_demo(struct args *a)
+{
+    if (!a->have_store) {
+        const char *tmp = getenv("PDC_TMPDIR");
+        snprintf(a->root, sizeof a->root, "%s/pdc-ckpt-demo", tmp && *tmp ? tmp : "./pdc_tmp");
+    }
+    if (a->p.objects == 0)
+        a->p.objects = 10000;
+    if (a->p.tags_per_object == 0)
+        a->p.tags_per_object = 10;
+    a->force = 1;
+    if (g_rank == 0)
+        printf("pdc-ckpt demo: %d server ranks, %ld objects x %ld kvtags, store %s\n", g_size,
+               a->p.objects, a->p.tags_per_object, a->root);
+    if (cmd_write(a, 1) != 0)
+        return 1;
+    a->rebuild = 0;
+    if (cmd_restart(a, 1) != 0)
+        return 1;
+    a->rebuild = 1;
+    a->check = 1;
+    if (cmd_restart(a, 1) != 0)
+        return 1;
+    if (cmd_verify(a, 1) != 0)
+        return 1;
+    if (g_rank == 0)
+        printf("close commits only the last batch; restart (map) only opens the store.\n"
+               "Inspect it: ckpt-inspect stat %s (once the inspect tool lands)\n", a->root);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct args a;
+    int rc = 2;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (argc >= 2 && strcmp(argv[1], "-V") == 0) {
+        if (g_rank == 0)
+            printf(PROG " 0.1.0 (store format %u)\n", CKPT_FORMAT_VERSION);
+        MPI_Finalize();
+        return 0;
+    }
+    if (parse_args(&a, argc, argv) != 0) {
+        if (g_rank == 0)
+            usage(stderr);
+    } else if (strcmp(a.cmd, "write") == 0 || strcmp(a.cmd, "verify") == 0 ||
+               strcmp(a.cmd, "restart") == 0) {
+        if (!a.have_store || (strcmp(a.cmd, "restart") != 0 && a.p.objects == 0) ||
+            (a.check && a.p.objects == 0)) {
+            if (g_rank == 0) {
+                fprintf(stderr, PROG ": %s needs --store%s\n", a.cmd,
+                        strcmp(a.cmd, "restart") ? " and --objects" : "");
+                usage(stderr);
+            }
+        } else if (strcmp(a.cmd, "write") == 0) {
+            rc = cmd_write(&a, 0);
+        } else if (strcmp(a.cmd, "verify") == 0) {
+            rc = cmd_verify(&a, 0);
+        } else {
+            rc = cmd_restart(&a, 0);
+        }
+    } else if (strcmp(a.cmd, "demo") == 0) {
+        rc = cmd_demo(&a);
+    } else if (g_rank == 0) {
+        usage(stderr);
+    }
+    MPI_Finalize();
+    return rc;
+}
