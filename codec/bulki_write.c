@@ -192,7 +192,9 @@ static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
     } else {
         size_t total = (size_t)v->count * ti->width;
         uint8_t *p = reserve(w, total);
-        if (p) {
+        /* total == 0: an empty array may have data == NULL, and memcpy
+         * from NULL is undefined even for 0 bytes */
+        if (p && total > 0) {
             if (bulki_host_is_le()) {
                 memcpy(p, v->u.data, total);
             } else {

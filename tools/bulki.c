@@ -9,6 +9,7 @@
  * Errors: one line on stderr, "bulki: FILE: ...", exit 1. Usage: exit 2.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,14 +107,53 @@ static int cmd_decode(int entity, const char *path)
     return 0;
 }
 
+/* Parse a whole JSON file, allowing the nesting BULKI allows (each BULKI
+ * level is 4 JSON levels: object, "bulki" array, pair, entity). */
+static json_object *parse_json(const char *path, char *err, size_t errlen)
+{
+    size_t len = 0;
+    uint8_t *buf = slurp(path, &len);
+    json_object *root = NULL;
+    if (buf == NULL) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return NULL;
+    }
+    json_tokener *tok = json_tokener_new_ex(4 * BULKI_MAX_DEPTH + 16);
+    if (tok == NULL || len > INT_MAX) {
+        snprintf(err, errlen, "%s", tok ? "file too large" : strerror(ENOMEM));
+    } else {
+        root = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
+        enum json_tokener_error jerr = json_tokener_get_error(tok);
+        size_t at = json_tokener_get_parse_end(tok);
+        if (root == NULL && jerr == json_tokener_continue) {
+            snprintf(err, errlen, "invalid JSON: the text ends early (byte %zu)", len);
+        } else if (root == NULL) {
+            snprintf(err, errlen, "invalid JSON at byte %zu: %s", at, json_tokener_error_desc(jerr));
+        } else {
+            while (at < len && (buf[at] == ' ' || buf[at] == '\n' || buf[at] == '\t' ||
+                                buf[at] == '\r'))
+                at++;
+            if (at < len) {
+                snprintf(err, errlen, "invalid JSON at byte %zu: text after the value", at);
+                json_object_put(root);
+                root = NULL;
+            }
+        }
+    }
+    if (tok)
+        json_tokener_free(tok);
+    free(buf);
+    return root;
+}
+
 static int cmd_encode(const char *jpath, const char *out)
 {
     char err[512] = "";
     uint8_t *bytes = NULL;
     size_t len = 0;
-    json_object *root = json_object_from_file(jpath);
+    json_object *root = parse_json(jpath, err, sizeof err);
     if (root == NULL) {
-        fprintf(stderr, PROG ": %s: invalid JSON: %s\n", jpath, json_util_get_last_err());
+        fprintf(stderr, PROG ": %s: %s\n", jpath, err);
         return 1;
     }
     int rc = bulki_json_encode(&bytes, &len, root, err, sizeof err);

@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int bulki_host_is_little(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Number formatting                                                   */
 /* ------------------------------------------------------------------ */
@@ -43,11 +51,28 @@ void bulki_json_fmt_float(char *buf, size_t n, float v)
     ensure_point(buf, n);
 }
 
-static json_object *json_float(double v, int is_float)
+/* A float element as JSON. Non-finite values have no JSON literal: they
+ * become "Infinity", "-Infinity", "NaN" (the default quiet NaN), or
+ * "NaN:0x<bits>" for any other NaN, so every bit pattern reads back. */
+static json_object *json_float(const bulki_ent *e, uint64_t i, int *rc)
 {
     char buf[40];
-    if (isnan(v))
-        return json_object_new_string("NaN");
+    double v = 0;
+    uint64_t bits = 0;
+    int is_float = e->type == BULKI_T_FLOAT;
+    *rc = bulki_ent_elem_f64(&v, e, i);
+    if (*rc)
+        return NULL;
+    memcpy(&bits, e->payload + i * (is_float ? 4 : 8), is_float ? 4 : 8);
+    if (!bulki_host_is_little())
+        bits = is_float ? __builtin_bswap32((uint32_t)bits) : __builtin_bswap64(bits);
+    if (isnan(v)) {
+        if (bits == (is_float ? 0x7fc00000ull : 0x7ff8000000000000ull))
+            return json_object_new_string("NaN");
+        snprintf(buf, sizeof buf, is_float ? "NaN:0x%08llx" : "NaN:0x%016llx",
+                 (unsigned long long)bits);
+        return json_object_new_string(buf);
+    }
     if (isinf(v))
         return json_object_new_string(v > 0 ? "Infinity" : "-Infinity");
     if (is_float)
@@ -66,7 +91,6 @@ static json_object *elem_json(const bulki_ent *e, uint64_t i, int *rc)
     const struct bulki_type_info *ti = bulki_type_info(e->type);
     int64_t s;
     uint64_t u;
-    double d;
     switch (ti->kind) {
     case BULKI_KIND_SIGNED:
         *rc = bulki_ent_elem_i64(&s, e, i);
@@ -78,8 +102,7 @@ static json_object *elem_json(const bulki_ent *e, uint64_t i, int *rc)
         *rc = bulki_ent_elem_u64(&u, e, i);
         return *rc ? NULL : json_object_new_boolean(u != 0);
     case BULKI_KIND_FLOAT:
-        *rc = bulki_ent_elem_f64(&d, e, i);
-        return *rc ? NULL : json_float(d, e->type == BULKI_T_FLOAT);
+        return json_float(e, i, rc);
     default:
         *rc = BULKI_E_TYPE;
         return NULL;
@@ -322,6 +345,23 @@ static int put_elem(struct arena *a, const char *path, const struct bulki_type_i
         }
         return jerr(a, path, "%s needs true or false", ti->name);
     case BULKI_KIND_FLOAT:
+        if (json_object_is_type(j, json_type_string) &&
+            strncmp(json_object_get_string(j), "NaN:0x", 6) == 0) {
+            /* a NaN with its exact bits */
+            char *end;
+            errno = 0;
+            unsigned long long b = strtoull(json_object_get_string(j) + 6, &end, 16);
+            if (errno || *end || (ti->width == 4 && b > 0xffffffffull))
+                return jerr(a, path, "bad NaN bit pattern \"%s\"", json_object_get_string(j));
+            if (ti->width == 4) {
+                uint32_t b32 = (uint32_t)b;
+                memcpy(dst, &b32, 4);
+            } else {
+                uint64_t b64 = b;
+                memcpy(dst, &b64, 8);
+            }
+            return 0;
+        }
         if (json_number(j, &d) != 0)
             return jerr(a, path, "%s needs a number", ti->name);
         if (ti->width == 4) {

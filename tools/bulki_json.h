@@ -8,8 +8,9 @@
  *
  * Integers are exact over the full 64-bit ranges, floats print in the
  * shortest form that reads back to the same bits (always with a '.' or an
- * exponent), and non-finite floats print as the strings "NaN", "Infinity",
- * "-Infinity" (JSON has no literal for them), which encode accepts back.
+ * exponent), and non-finite floats print as the strings "Infinity",
+ * "-Infinity", "NaN" (the default quiet NaN) or "NaN:0x<hex bits>" (any
+ * other NaN), which encode accepts back bit for bit.
  */
 #ifndef PDC_CKPT_BULKI_JSON_H
 #define PDC_CKPT_BULKI_JSON_H
