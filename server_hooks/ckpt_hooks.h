@@ -15,6 +15,8 @@
  * ckpt_hooks_errmsg() says what failed and where. A hook that returns an
  * error from a failed commit (CKPT_E_NOSPACE, CKPT_E_IO) has still staged
  * its mutation: it is kept and committed by the next commit that succeeds.
+ * CKPT_E_BACKLOG means the opposite: commits kept failing until 256 MiB were
+ * staged, and this mutation was refused (not staged); call it again later.
  *
  * Views: structs filled by the read functions and passed to rebuild
  * callbacks point into the store's memory map (strings are NUL-terminated
@@ -191,6 +193,15 @@ int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj_id, ckpt_region_c
                               void *payload);
 /* Owners (objects or containers) that carry a kvtag called `name`. */
 int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload);
+
+/* Where an id-based lookup goes. A server receiving a request for `id`
+ * asks the directory rank ckpt_id_dir_rank(id, nranks) (the id's own rank
+ * while the rank count never changed); there ckpt_hooks_id_home() says
+ * which rank holds the record now: the same rank if the record is there,
+ * else the rank recorded when a re-homing moved it. CKPT_E_NOTFOUND if the
+ * id is unknown. */
+int ckpt_id_dir_rank(uint64_t id, int nranks);
+int ckpt_hooks_id_home(int *home, ckpt_hooks_read *r, uint64_t id);
 
 /* ---- restart, form 2: rebuild. Visit every record once, in this order:
  * containers, objects, kvtags, memberships, regions. Any callback may be

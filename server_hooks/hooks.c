@@ -351,6 +351,8 @@ int ckpt_hooks_get_obj(struct ckpt_obj *o, ckpt_hooks_read *r, uint64_t id)
     ckpt_val v;
     size_t off = 0;
     uint8_t k[8];
+    if (o == NULL || r == NULL)
+        return CKPT_E_INVAL;
     int rc = ckpt_get_obj(&v, r->tx, id);
     if (rc)
         return rc;
@@ -364,7 +366,7 @@ int ckpt_hooks_get_obj_by_name(struct ckpt_obj *o, ckpt_hooks_read *r, const cha
     uint64_t id;
     size_t off = 0;
     uint8_t k[8];
-    if (name == NULL)
+    if (o == NULL || r == NULL || name == NULL)
         return CKPT_E_INVAL;
     int rc = ckpt_get_obj_by_name(&id, &v, r->tx, name, strlen(name), ts);
     if (rc)
@@ -378,7 +380,7 @@ int ckpt_hooks_get_kvtag(struct ckpt_kvtag *t, ckpt_hooks_read *r, uint64_t owne
     ckpt_val v;
     size_t off = 0;
     uint8_t k[8];
-    if (name == NULL)
+    if (t == NULL || r == NULL || name == NULL)
         return CKPT_E_INVAL;
     int rc = ckpt_get_kvtag(&v, r->tx, owner, name, strlen(name));
     if (rc)
@@ -393,6 +395,8 @@ int ckpt_hooks_get_cont(struct ckpt_cont *c, ckpt_hooks_read *r, uint64_t id)
     ckpt_val v;
     size_t off = 0;
     uint8_t k[8];
+    if (c == NULL || r == NULL)
+        return CKPT_E_INVAL;
     int rc = ckpt_get_cont(&v, r->tx, id);
     if (rc)
         return rc;
@@ -406,7 +410,7 @@ int ckpt_hooks_get_cont_by_name(struct ckpt_cont *c, ckpt_hooks_read *r, const c
     uint64_t id;
     size_t off = 0;
     uint8_t k[8];
-    if (name == NULL)
+    if (c == NULL || r == NULL || name == NULL)
         return CKPT_E_INVAL;
     int rc = ckpt_get_cont_by_name(&id, &v, r->tx, name, strlen(name));
     if (rc)
@@ -494,28 +498,66 @@ static int walk_obj(const ckpt_val *k, const ckpt_val *v, void *p)
 
 int ckpt_hooks_foreach_kvtag(ckpt_hooks_read *r, uint64_t owner, ckpt_kvtag_cb cb, void *payload)
 {
+    if (r == NULL)
+        return CKPT_E_INVAL;
     struct walk w = {r->h, NULL, cb, NULL, NULL, NULL, payload, 0};
     return ckpt_iter_kvtags(r->tx, owner, walk_kvtag, &w);
 }
 
 int ckpt_hooks_foreach_member(ckpt_hooks_read *r, uint64_t cont, ckpt_member_cb cb, void *payload)
 {
+    if (r == NULL)
+        return CKPT_E_INVAL;
     struct walk w = {r->h, NULL, NULL, cb, NULL, NULL, payload, 0};
     return ckpt_iter_members(r->tx, cont, walk_member, &w);
 }
 
 int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj, ckpt_region_cb cb, void *payload)
 {
+    if (r == NULL)
+        return CKPT_E_INVAL;
     struct walk w = {r->h, NULL, NULL, NULL, cb, NULL, payload, 0};
     return ckpt_iter_regions(r->tx, obj, walk_region, &w);
 }
 
 int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload)
 {
-    struct walk w = {r->h, NULL, NULL, NULL, NULL, cb, payload, 0};
-    if (name == NULL || cb == NULL)
+    if (r == NULL || name == NULL || cb == NULL)
         return CKPT_E_INVAL;
+    struct walk w = {r->h, NULL, NULL, NULL, NULL, cb, payload, 0};
     return ckpt_iter_tagged(r->tx, name, strlen(name), walk_tagged, &w);
+}
+
+int ckpt_id_dir_rank(uint64_t id, int nranks)
+{
+    uint64_t natural = id / CKPT_ID_BASE;
+    if (nranks < 1)
+        return 0;
+    return (int)((natural ? natural - 1 : 0) % (uint64_t)nranks);
+}
+
+int ckpt_hooks_id_home(int *home, ckpt_hooks_read *r, uint64_t id)
+{
+    ckpt_val v;
+    uint8_t k[8];
+    int rc;
+    if (home == NULL || r == NULL)
+        return CKPT_E_INVAL;
+    if ((rc = ckpt_get_obj(&v, r->tx, id)) == 0 || (rc == CKPT_E_NOTFOUND &&
+                                                    (rc = ckpt_get_cont(&v, r->tx, id)) == 0)) {
+        *home = r->h->rank;
+        return 0;
+    }
+    if (rc != CKPT_E_NOTFOUND)
+        return rc;
+    ckpt_key_u64(k, id);
+    if ((rc = ckpt_get_raw(&v, r->tx, CKPT_DB_ID_HOME, k, 8)) != 0)
+        return rc;
+    if (v.len != 4)
+        return bad_record(r->h, CKPT_DB_ID_HOME, k, 8, 0);
+    const uint8_t *b = v.data;
+    *home = (int)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3]);
+    return 0;
 }
 
 /* ---- rebuild restart ---- */
@@ -528,6 +570,9 @@ int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     ckpt_hooks *h;
     ckpt_rtxn *tx;
     int rc;
+    if (out == NULL)
+        return CKPT_E_INVAL;
+    *out = NULL;
     if (cbs == NULL)
         cbs = &none;
     if ((rc = open_store(&h, o)) != 0)

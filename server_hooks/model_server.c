@@ -41,7 +41,7 @@ struct m_cont {
 
 struct model_server {
     int rank, nranks;
-    ckpt_hooks *hooks;
+    struct model_sink sink;  /* all NULL: nothing persisted */
     uint64_t next_seq;       /* without hooks */
     struct m_obj **by_name, **by_id;
     size_t nbuckets, nobjs;
@@ -68,14 +68,53 @@ static size_t id_bucket(const model_server *m, uint64_t id)
     return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (m->nbuckets - 1);
 }
 
+/* The hooks as a sink. */
+static int hk_new_id(void *c, uint64_t *id) { return ckpt_hook_new_id(c, id); }
+static int hk_obj_put(void *c, const struct ckpt_obj *o) { return ckpt_hook_obj_create(c, o); }
+static int hk_obj_delete(void *c, uint64_t id) { return ckpt_hook_obj_delete(c, id); }
+static int hk_kvtag_put(void *c, uint64_t owner, const struct ckpt_kvtag *t)
+{
+    return ckpt_hook_kvtag_put(c, owner, t);
+}
+static int hk_kvtag_delete(void *c, uint64_t owner, const char *name)
+{
+    return ckpt_hook_kvtag_delete(c, owner, name);
+}
+static int hk_cont_put(void *c, const struct ckpt_cont *cont) { return ckpt_hook_cont_create(c, cont); }
+static int hk_cont_delete(void *c, uint64_t id) { return ckpt_hook_cont_delete(c, id); }
+static int hk_cont_add(void *c, uint64_t cont, const uint64_t *ids, size_t n)
+{
+    return ckpt_hook_cont_add_objs(c, cont, ids, n);
+}
+static int hk_cont_remove(void *c, uint64_t cont, const uint64_t *ids, size_t n)
+{
+    return ckpt_hook_cont_remove_objs(c, cont, ids, n);
+}
+static int hk_region_put(void *c, const struct ckpt_region *g) { return ckpt_hook_region_put(c, g); }
+
+static struct model_sink hooks_sink(ckpt_hooks *hooks)
+{
+    const struct model_sink sink = {hooks,         hk_new_id,       hk_obj_put,  hk_obj_delete,
+                                    hk_kvtag_put,  hk_kvtag_delete, hk_cont_put, hk_cont_delete,
+                                    hk_cont_add,   hk_cont_remove,  hk_region_put};
+    return sink;
+}
+
 int model_create(model_server **out, int rank, int nranks, ckpt_hooks *hooks)
+{
+    const struct model_sink sink = hooks_sink(hooks);
+    return model_create_sink(out, rank, nranks, hooks ? &sink : NULL);
+}
+
+int model_create_sink(model_server **out, int rank, int nranks, const struct model_sink *sink)
 {
     model_server *m = calloc(1, sizeof *m);
     if (m == NULL)
         return CKPT_E_NOMEM;
     m->rank = rank;
     m->nranks = nranks;
-    m->hooks = hooks;
+    if (sink)
+        m->sink = *sink;
     m->nbuckets = 1024;
     m->by_name = calloc(m->nbuckets, sizeof *m->by_name);
     m->by_id = calloc(m->nbuckets, sizeof *m->by_id);
@@ -201,8 +240,8 @@ static struct m_cont *find_cont(model_server *m, uint64_t id)
 
 static int new_id(model_server *m, uint64_t *id)
 {
-    if (m->hooks)
-        return ckpt_hook_new_id(m->hooks, id);
+    if (m->sink.new_id)
+        return m->sink.new_id(m->sink.ctx, id);
     *id = ((uint64_t)m->rank + 1) * 1000000000ull + m->next_seq++;
     return 0;
 }
@@ -258,8 +297,8 @@ int model_obj_create(model_server *m, const struct ckpt_obj *obj, uint64_t *id)
         rc = new_id(m, &o.obj_id);
     if (rc == 0 && find_id(m, o.obj_id) != NULL)
         rc = ckpt_error(CKPT_E_EXISTS, "object %llu exists", (unsigned long long)o.obj_id);
-    if (rc == 0 && m->hooks)
-        rc = ckpt_hook_obj_create(m->hooks, &o);
+    if (rc == 0 && m->sink.obj_put)
+        rc = m->sink.obj_put(m->sink.ctx, &o);
     if (rc == 0 || rc == CKPT_E_NOSPACE || rc == CKPT_E_IO) /* staged even if commit failed */
         if (insert_obj(m, &o, NULL) != 0 && rc == 0)
             rc = CKPT_E_NOMEM;
@@ -274,7 +313,7 @@ static int del_obj(model_server *m, uint64_t id)
     struct m_obj *o = find_id(m, id);
     if (o == NULL)
         return CKPT_E_NOTFOUND;
-    int rc = m->hooks ? ckpt_hook_obj_delete(m->hooks, id) : 0;
+    int rc = m->sink.obj_delete ? m->sink.obj_delete(m->sink.ctx, id) : 0;
     struct m_cont *c = find_cont(m, o->o.cont_id);
     if (c) {
         /* as the store does: the object leaves its own container */
@@ -367,8 +406,8 @@ int model_kvtag_put(model_server *m, uint64_t owner, const struct ckpt_kvtag *t)
                                 : ckpt_error(CKPT_E_NOTFOUND, "kvtag %s: no object or container "
                                              "%llu on rank %d", t->name,
                                              (unsigned long long)owner, m->rank);
-    if (rc == 0 && m->hooks)
-        rc = ckpt_hook_kvtag_put(m->hooks, owner, t);
+    if (rc == 0 && m->sink.kvtag_put)
+        rc = m->sink.kvtag_put(m->sink.ctx, owner, t);
     if (rc == 0 || rc == CKPT_E_NOSPACE || rc == CKPT_E_IO) {
         int r2 = fill_tag(m, owner, t);
         if (rc == 0)
@@ -383,8 +422,8 @@ int model_kvtag_delete(model_server *m, uint64_t owner, const char *name)
     pthread_mutex_lock(&m->mu);
     struct m_tag **list = tag_list(m, owner);
     int rc = list ? list_del_tag(list, name) : CKPT_E_NOTFOUND;
-    if (rc == 0 && m->hooks)
-        rc = ckpt_hook_kvtag_delete(m->hooks, owner, name);
+    if (rc == 0 && m->sink.kvtag_delete)
+        rc = m->sink.kvtag_delete(m->sink.ctx, owner, name);
     pthread_mutex_unlock(&m->mu);
     return rc;
 }
@@ -413,14 +452,29 @@ int model_cont_create(model_server *m, const char *name, uint64_t *id)
     struct ckpt_cont c = {0, name, ""};
     pthread_mutex_lock(&m->mu);
     int rc = new_id(m, &c.cont_id);
-    if (rc == 0 && m->hooks)
-        rc = ckpt_hook_cont_create(m->hooks, &c);
+    if (rc == 0 && m->sink.cont_put)
+        rc = m->sink.cont_put(m->sink.ctx, &c);
     if (rc == 0 || rc == CKPT_E_NOSPACE || rc == CKPT_E_IO)
         if (insert_cont(m, &c) != 0 && rc == 0)
             rc = CKPT_E_NOMEM;
     pthread_mutex_unlock(&m->mu);
     if (id)
         *id = c.cont_id;
+    return rc;
+}
+
+int model_cont_create_id(model_server *m, const struct ckpt_cont *cont)
+{
+    if (m == NULL || cont == NULL || cont->cont_id == 0 || cont->cont_name == NULL)
+        return CKPT_E_INVAL;
+    pthread_mutex_lock(&m->mu);
+    int rc = find_cont(m, cont->cont_id) ? CKPT_E_EXISTS : 0;
+    if (rc == 0 && m->sink.cont_put)
+        rc = m->sink.cont_put(m->sink.ctx, cont);
+    if (rc == 0 || rc == CKPT_E_NOSPACE || rc == CKPT_E_IO)
+        if (insert_cont(m, cont) != 0 && rc == 0)
+            rc = CKPT_E_NOMEM;
+    pthread_mutex_unlock(&m->mu);
     return rc;
 }
 
@@ -439,8 +493,8 @@ int model_cont_delete(model_server *m, uint64_t id)
         free(c->members);
         free_tags(c->tags);
         free(c);
-        if (m->hooks)
-            rc = ckpt_hook_cont_delete(m->hooks, id);
+        if (m->sink.cont_delete)
+            rc = m->sink.cont_delete(m->sink.ctx, id);
     }
     pthread_mutex_unlock(&m->mu);
     return rc;
@@ -485,8 +539,8 @@ int model_cont_add(model_server *m, uint64_t cont, const uint64_t *ids, size_t n
     struct m_cont *c = find_cont(m, cont);
     int rc = c ? 0 : ckpt_error(CKPT_E_NOTFOUND, "container %llu not on rank %d",
                                 (unsigned long long)cont, m->rank);
-    if (rc == 0 && m->hooks)
-        rc = ckpt_hook_cont_add_objs(m->hooks, cont, ids, n);
+    if (rc == 0 && m->sink.cont_add)
+        rc = m->sink.cont_add(m->sink.ctx, cont, ids, n);
     if (c && (rc == 0 || rc == CKPT_E_NOSPACE || rc == CKPT_E_IO))
         for (size_t i = 0; i < n; i++)
             if (member_add(c, ids[i]) != 0 && rc == 0)
@@ -508,8 +562,8 @@ int model_cont_remove(model_server *m, uint64_t cont, const uint64_t *ids, size_
                 c->nmem--;
             }
         }
-        if (m->hooks)
-            rc = ckpt_hook_cont_remove_objs(m->hooks, cont, ids, n);
+        if (m->sink.cont_remove)
+            rc = m->sink.cont_remove(m->sink.ctx, cont, ids, n);
     }
     pthread_mutex_unlock(&m->mu);
     return rc;
@@ -573,8 +627,8 @@ int model_region_put(model_server *m, const struct ckpt_region *reg)
 {
     pthread_mutex_lock(&m->mu);
     int rc = find_id(m, reg->obj_id) ? 0 : CKPT_E_NOTFOUND;
-    if (rc == 0 && m->hooks)
-        rc = ckpt_hook_region_put(m->hooks, reg);
+    if (rc == 0 && m->sink.region_put)
+        rc = m->sink.region_put(m->sink.ctx, reg);
     if (rc == 0 || rc == CKPT_E_NOSPACE || rc == CKPT_E_IO) {
         int r2 = fill_region(m, reg);
         if (rc == 0)
@@ -671,9 +725,39 @@ int model_restart_rebuild(model_server **out, ckpt_hooks **hooks, const struct c
         model_destroy(m);
         return rc;
     }
-    m->hooks = *hooks;
+    /* the tables were filled without a sink; from now on log to the hooks */
+    m->sink = hooks_sink(*hooks);
     *out = m;
     return 0;
+}
+
+int model_foreach(model_server *m, const struct ckpt_rebuild_cbs *cbs, void *payload)
+{
+    int rc = 0;
+    pthread_mutex_lock(&m->mu);
+    for (struct m_cont *c = m->conts; c && rc == 0; c = c->next)
+        if (cbs->cont)
+            rc = cbs->cont(&c->c, payload);
+    for (size_t b = 0; b < m->nbuckets && rc == 0; b++)
+        for (struct m_obj *o = m->by_id[b]; o && rc == 0; o = o->next_id)
+            if (cbs->obj)
+                rc = cbs->obj(&o->o, payload);
+    for (size_t b = 0; b < m->nbuckets && rc == 0; b++)
+        for (struct m_obj *o = m->by_id[b]; o && rc == 0; o = o->next_id)
+            for (struct m_tag *t = o->tags; t && rc == 0 && cbs->kvtag; t = t->next)
+                rc = cbs->kvtag(o->o.obj_id, &t->t, payload);
+    for (struct m_cont *c = m->conts; c && rc == 0; c = c->next) {
+        for (struct m_tag *t = c->tags; t && rc == 0 && cbs->kvtag; t = t->next)
+            rc = cbs->kvtag(c->c.cont_id, &t->t, payload);
+        for (size_t i = 0; i < c->nmem && rc == 0 && cbs->member; i++)
+            rc = cbs->member(c->c.cont_id, c->members[i], payload);
+    }
+    for (size_t b = 0; b < m->nbuckets && rc == 0; b++)
+        for (struct m_obj *o = m->by_id[b]; o && rc == 0; o = o->next_id)
+            for (struct m_region *g = o->regions; g && rc == 0 && cbs->region; g = g->next)
+                rc = cbs->region(&g->r, payload);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
 }
 
 /* ---- equality ---- */

@@ -27,11 +27,15 @@ uint32_t ckpt_djb2(const char *s)
 
 int ckpt_home_obj(const char *name, int32_t time_step, int nranks)
 {
+    if (name == NULL || nranks < 1)
+        return CKPT_E_INVAL;
     return (int)((ckpt_djb2(name) + (uint32_t)time_step) % (uint32_t)nranks);
 }
 
 int ckpt_home_cont(const char *name, int nranks)
 {
+    if (name == NULL || nranks < 1)
+        return CKPT_E_INVAL;
     return (int)(ckpt_djb2(name) % (uint32_t)nranks);
 }
 
@@ -53,6 +57,8 @@ static int encode(uint8_t *buf, size_t cap, size_t *len, const bulki_pair *p, si
 {
     const bulki_doc d = {n, p};
     int rc;
+    if (len == NULL)
+        return CKPT_E_INVAL;
     if (buf == NULL)
         rc = bulki_doc_encoded_len(len, &d);
     else
@@ -74,6 +80,8 @@ static int rd_open(struct rd *r, const void *rec, size_t len, size_t *err_off)
 {
     size_t off = 0;
     r->err_off = err_off;
+    if (rec == NULL && len > 0)
+        return r->rc = CKPT_E_INVAL;
     r->rc = bulki_decode_doc(&r->m, rec, len, &off) ? CKPT_E_RECORD : 0;
     if (r->rc && err_off)
         *err_off = off;
@@ -201,6 +209,8 @@ int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt
 int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t *err_off)
 {
     struct rd r;
+    if (o == NULL)
+        return CKPT_E_INVAL;
     memset(o, 0, sizeof *o);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;
@@ -264,6 +274,8 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
 {
     struct rd r;
     bulki_ent e;
+    if (t == NULL)
+        return CKPT_E_INVAL;
     memset(t, 0, sizeof *t);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;
@@ -299,6 +311,8 @@ int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckp
 int ckpt_rec_cont_decode(struct ckpt_cont *c, const void *rec, size_t len, size_t *err_off)
 {
     struct rd r;
+    if (c == NULL)
+        return CKPT_E_INVAL;
     memset(c, 0, sizeof *c);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;
@@ -348,6 +362,8 @@ int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, s
     struct rd r;
     bulki_ent e;
     uint64_t cnt[CKPT_MAX_DIM];
+    if (g == NULL)
+        return CKPT_E_INVAL;
     memset(g, 0, sizeof *g);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;

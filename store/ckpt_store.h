@@ -11,7 +11,9 @@
  * never see "map full". If a commit fails for another reason (disk full,
  * I/O error), the batch stays staged and the next commit retries it: a
  * failure never drops an accepted mutation. All mutations are idempotent
- * (puts and deletes of keys), so re-issuing one is harmless.
+ * (puts and deletes of keys), so re-issuing one is harmless. Only when
+ * 256 MiB are staged behind commits that keep failing is a new mutation
+ * refused, with its own code, CKPT_E_BACKLOG: it was NOT staged.
  *
  * Reads go through read transactions (ckpt_rtxn) and see committed data
  * only. Every pointer a read returns points into LMDB's map and stays valid
@@ -58,7 +60,8 @@ extern "C" {
     X(CKPT_E_COLLISION, -18, "long-name key collision")                        \
     X(CKPT_E_LMDB, -19, "LMDB error")                                          \
     X(CKPT_E_SYS, -20, "system error")                                         \
-    X(CKPT_E_FAILED, -21, "store failed earlier and must be reopened")
+    X(CKPT_E_FAILED, -21, "store failed earlier and must be reopened")          \
+    X(CKPT_E_BACKLOG, -22, "mutation refused: too much staged behind failing commits")
 
 enum ckpt_err {
 #define CKPT_X_ENUM(name, code, msg) name = code,
@@ -94,6 +97,7 @@ enum ckpt_db {
     CKPT_DB_CONT_NAME,  /* "cont_name": namekey -> id */
     CKPT_DB_CONT_OBJ,   /* "cont_obj": cont id . obj id -> (empty) */
     CKPT_DB_REGION,     /* "region": obj id . regionkey -> BULKI region record */
+    CKPT_DB_ID_HOME,    /* "id_home": id -> home rank (u32 BE), after re-homing */
     CKPT_DB_COUNT
 };
 const char *ckpt_db_name(int db);
@@ -114,6 +118,12 @@ size_t ckpt_key_name_len(const uint8_t *key, size_t klen, int *is_hashed);
 /* Region key suffix for a region geometry; returns its length. */
 size_t ckpt_key_region(uint8_t *out, uint32_t ndim, const uint64_t *start,
                        const uint64_t *count);
+
+/* Ids are (rank + 1) * CKPT_ID_BASE + seq. After an unclean close the
+ * sequence skips CKPT_ID_CRASH_GAP, so that no id handed out before a crash
+ * (committed or not) is handed out again (docs/STORE.md, "Ids"). */
+#define CKPT_ID_BASE 1000000000ull
+#define CKPT_ID_CRASH_GAP (1ull << 24)
 
 /* ---- options ---- */
 enum ckpt_sync_mode {

@@ -90,6 +90,13 @@ int ckpt_get_cont(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id)
     return get_by_id(rec, tx, CKPT_DB_CONT, id);
 }
 
+/* A lookup by a name longer than any stored one: say so, as staging does. */
+static int name_too_long(ckpt_rtxn *tx, const char *what, size_t nlen)
+{
+    return ckpt_seterr(tx->st, CKPT_E_NAMETOOLONG, 0, "%s: %s name of %zu bytes is longer than the "
+                       "limit of %u", tx->st->path, what, nlen, CKPT_NAME_MAX);
+}
+
 /* For hashed (long) names, the record must carry exactly the asked name. */
 static int name_matches(int is_obj, const ckpt_val *rec, const char *name, size_t nlen)
 {
@@ -112,7 +119,7 @@ static int get_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, int is_obj, c
     if (tx == NULL || name == NULL)
         return CKPT_E_INVAL;
     if (nlen > CKPT_NAME_MAX)
-        return CKPT_E_NAMETOOLONG;
+        return name_too_long(tx, is_obj ? "object" : "container", nlen);
     if ((n = ckpt_key_name(k, name, nlen)) == 0)
         return CKPT_E_INVAL;
     ckpt_key_name_len(k, n, &hashed);
@@ -157,7 +164,7 @@ int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *nam
     if (rec == NULL || tx == NULL || name == NULL)
         return CKPT_E_INVAL;
     if (nlen > CKPT_NAME_MAX)
-        return CKPT_E_NAMETOOLONG;
+        return name_too_long(tx, "kvtag", nlen);
     if ((n = ckpt_key_name(k + 8, name, nlen)) == 0)
         return CKPT_E_INVAL;
     ckpt_key_name_len(k + 8, n, &hashed);
@@ -236,10 +243,10 @@ int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb 
 {
     uint8_t k[CKPT_NAMEKEY_MAX];
     size_t n;
-    if (name == NULL)
+    if (tx == NULL || name == NULL)
         return CKPT_E_INVAL;
     if (nlen > CKPT_NAME_MAX)
-        return CKPT_E_NAMETOOLONG;
+        return name_too_long(tx, "kvtag", nlen);
     if ((n = ckpt_key_name(k, name, nlen)) == 0)
         return CKPT_E_INVAL;
     return ckpt_iter(tx, CKPT_DB_TAG_INDEX, k, n, cb, payload);

@@ -366,6 +366,7 @@ static int commit_locked(ckpt_store *st, int force)
                            "they stay staged", st->path, st->nops, what);
     }
     st->meta = m;
+    st->id_seq_committed = m.id_seq;
     st->commits_since_sync++;
     st->bytes_since_sync += st->log_len;
     if (st->bytes_since_sync >= CKPT_SYNC_BYTES && st->opts.sync_mode != CKPT_SYNC_EVERY)
@@ -591,8 +592,12 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         flags |= MDB_RDONLY;
     else if (o->sync_mode != CKPT_SYNC_EVERY)
         flags |= MDB_NOSYNC;
+    /* A reader sets no map size: LMDB then maps the size recorded in the
+     * file, so ckpt_store_info reports the writer's map, not 64 MiB (a map
+     * a writer grows later is adopted on MDB_MAP_RESIZED, ckpt_rtxn_begin). */
     if ((rc = mdb_env_create(&st->env)) != 0 || (rc = mdb_env_set_maxdbs(st->env, 16)) != 0 ||
-        (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) != 0 ||
+        (!o->readonly &&
+         (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) != 0) ||
         (rc = mdb_env_open(st->env, st->path, flags, 0600)) != 0) {
         int code = rc == MDB_INVALID ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
         ckpt_seterr(NULL, code, rc, "%s/data.mdb: cannot open the LMDB environment%s", st->path,
@@ -668,6 +673,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         release(st);
         return code;
     }
+    st->id_seq_committed = st->meta.id_seq;
     bg_start(st);
     *out = st;
     return 0;
@@ -769,10 +775,18 @@ int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
     if (st->opts.readonly)
         return CKPT_E_READONLY;
     pthread_mutex_lock(&st->mu);
-    if (st->meta.id_seq >= CKPT_ID_BASE)
+    /* A reopen after a crash skips CKPT_ID_CRASH_GAP ids past the last
+     * committed sequence, so never hand out that many without a commit
+     * (with the commit policy off, nothing else commits): persist the
+     * sequence at half the gap, and refuse ids while it cannot be. */
+    if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
+        (rc = commit_locked(st, 1)) != 0 &&
+        st->meta.id_seq - st->id_seq_committed < CKPT_ID_CRASH_GAP - 1)
+        rc = 0; /* still inside the gap: the next call retries the commit */
+    if (rc == 0 && st->meta.id_seq >= CKPT_ID_BASE)
         rc = ckpt_seterr(st, CKPT_E_NOSPACE, 0, "%s: id sequence of rank %d exhausted", st->path,
                          st->opts.rank);
-    else
+    else if (rc == 0)
         *id = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE + st->meta.id_seq++;
     pthread_mutex_unlock(&st->mu);
     return rc;
@@ -812,8 +826,9 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
         goto done;
     }
     if (st->last_commit_err && st->log_len + need > CKPT_BATCH_MAX_BYTES) {
-        rc = ckpt_seterr(st, st->last_commit_err, 0, "%s: commits keep failing and %zu bytes are "
-                         "staged; mutation refused until a commit succeeds", st->path, st->log_len);
+        rc = ckpt_seterr(st, CKPT_E_BACKLOG, 0, "%s: commits keep failing (%s) and %zu bytes are "
+                         "staged; this mutation was not staged, retry once a commit succeeds",
+                         st->path, ckpt_strerror(st->last_commit_err), st->log_len);
         goto done;
     }
     if (st->log_len + need > st->log_cap) {

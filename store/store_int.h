@@ -52,6 +52,7 @@ struct ckpt_store {
 
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
+    uint64_t id_seq_committed; /* meta.id_seq as of the last commit */
     int failed;             /* MDB_PANIC: must reopen */
     int last_commit_err;    /* error of the last commit attempt, 0 if it succeeded */
 
@@ -90,10 +91,6 @@ int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *co
 int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 #define CKPT_META_KEY "meta"
-#define CKPT_ID_BASE 1000000000ull
-/* After an unclean close, skip this many ids: no id handed out before the
- * crash, committed or not, can be handed out again (docs/STORE.md). */
-#define CKPT_ID_CRASH_GAP (1ull << 24)
 /* In the NOSYNC modes the background thread also syncs as soon as this
  * many bytes were committed since its last sync, so that close never has to
  * flush more than about this much, however fast the server writes. */

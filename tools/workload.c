@@ -55,6 +55,20 @@ static uint64_t *all_ids(const struct wl_params *p)
     return ids;
 }
 
+int wl_home(const struct wl_mut *m, int nranks)
+{
+    char name[32];
+    switch (m->kind) {
+    case WL_CONT:
+    case WL_CONT_TAG:
+    case WL_MEMBER:
+        return ckpt_home_cont(WL_CONT_NAME, nranks);
+    default:
+        obj_name(name, sizeof name, m->i);
+        return ckpt_home_obj(name, obj_ts(m->i), nranks);
+    }
+}
+
 long wl_count(const struct wl_params *p)
 {
     long n = 0;

@@ -38,6 +38,10 @@ typedef int (*wl_fn)(const struct wl_mut *m, void *arg);
 /* Run fn over this rank's stream in order; stops at the first non-zero
  * return and returns it. Ids are those a fresh store hands out. */
 int wl_stream(const struct wl_params *p, wl_fn fn, void *arg);
+/* Home rank of a mutation's record under `nranks` server ranks (PDC's
+ * routing: objects by name and time step, containers by name; kvtags,
+ * regions and members with their owner). */
+int wl_home(const struct wl_mut *m, int nranks);
 /* Number of mutations in this rank's stream. */
 long wl_count(const struct wl_params *p);
 /* Name of the container and its home rank. */

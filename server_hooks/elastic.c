@@ -1,0 +1,705 @@
+/*
+ * elastic.c - restart on a different number of server ranks (re-homing).
+ *
+ * Protocol (docs/ELASTIC.md):
+ *   0. Recovery (rank 0): ROOT/.rehome/COMPLETE present -> roll the
+ *      interrupted switch forward; ROOT/.rehome without it -> remove it
+ *      (roll back). Either way the store is whole again, on one layout.
+ *   1. Copy: old environment i is read, through its map, by new rank
+ *      i % P_new. Every record goes, by MPI all-to-all rounds, to its home
+ *      under P_new (objects: (djb2(name) + time_step) % P_new, containers:
+ *      djb2(name) % P_new, kvtags/regions/members with their owner), plus an
+ *      id-directory entry for every id whose directory rank is not its home.
+ *      Each rank writes what it receives into ROOT/.rehome/rank-<r> and
+ *      closes it (committed and synced).
+ *   2. Commit point: rank 0 writes ROOT/.rehome/COMPLETE (temp file, fsync,
+ *      rename, fsync of the directory).
+ *   3. Switch (rank 0): old rank-<i> -> ROOT/.rehome-old/, new rank-<r> ->
+ *      ROOT/, remove COMPLETE, .rehome and .rehome-old. Every step is
+ *      idempotent, so recovery can redo it after a crash.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ckpt_hooks_mpi.h"
+
+#define RH_NEW ".rehome"
+#define RH_OLD ".rehome-old"
+#define RH_MARK "COMPLETE"
+/* Bytes buffered for sending before an exchange round. */
+#define RH_ROUND_BYTES ((size_t)32 << 20)
+
+enum rh_kind { RH_CONT = 1, RH_OBJ, RH_KVTAG, RH_MEMBER, RH_REGION, RH_IDHOME };
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+static int exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+static int fsync_path(const char *p)
+{
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static int rm_tree(const char *p)
+{
+    if (!exists(p))
+        return 0;
+    return nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void fault_point(const char *name, int rank)
+{
+    /* Failure injection for the crash tests: PDC_CKPT_FAULT=<point> makes
+     * rank 0 die here as a SIGKILL would. */
+    const char *f = getenv("PDC_CKPT_FAULT");
+    if (rank == 0 && f && strcmp(f, name) == 0)
+        raise(SIGKILL);
+}
+
+static int write_marker(const char *root, int p_old, int p_new)
+{
+    char tmp[4200], mark[4200], dir[4200], text[64];
+    snprintf(dir, sizeof dir, "%s/" RH_NEW, root);
+    snprintf(tmp, sizeof tmp, "%s/" RH_NEW "/" RH_MARK ".tmp", root);
+    snprintf(mark, sizeof mark, "%s/" RH_NEW "/" RH_MARK, root);
+    int n = snprintf(text, sizeof text, "pdc-ckpt rehome %d %d\n", p_old, p_new);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ckpt_error(CKPT_E_IO, "%s: %s", tmp, strerror(errno));
+    if (write(fd, text, (size_t)n) != n || fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return ckpt_error(e == ENOSPC ? CKPT_E_NOSPACE : CKPT_E_IO, "%s: %s", tmp, strerror(e));
+    }
+    close(fd);
+    if (rename(tmp, mark) != 0 || fsync_path(dir) != 0)
+        return ckpt_error(CKPT_E_IO, "%s: %s", mark, strerror(errno));
+    return 0;
+}
+
+static int read_marker(const char *root, int *p_old, int *p_new)
+{
+    char mark[4200];
+    snprintf(mark, sizeof mark, "%s/" RH_NEW "/" RH_MARK, root);
+    FILE *f = fopen(mark, "r");
+    if (f == NULL)
+        return CKPT_E_NOTFOUND;
+    int ok = fscanf(f, "pdc-ckpt rehome %d %d", p_old, p_new) == 2 && *p_old > 0 && *p_new > 0;
+    fclose(f);
+    return ok ? 0 : ckpt_error(CKPT_E_CORRUPT, "%s: not a re-homing marker", mark);
+}
+
+/* Rank count recorded in the meta of ROOT/<sub>/rank-<r> (read-only). */
+static int env_meta(const char *root, int rank, struct ckpt_store_info *info)
+{
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    ckpt_store *st;
+    o.root = root;
+    o.rank = rank;
+    o.readonly = 1;
+    o.create = 0;
+    o.check_rank = 0;
+    int rc = ckpt_store_open(&st, &o);
+    if (rc)
+        return rc;
+    rc = ckpt_store_info(info, st);
+    ckpt_store_close(st);
+    return rc;
+}
+
+/* Step 3, also the roll-forward of recovery: idempotent. */
+static int switch_layout(const char *root, int p_old, int p_new, int rank)
+{
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/" RH_OLD, root);
+    if (mkdir(a, 0700) != 0 && errno != EEXIST)
+        return ckpt_error(CKPT_E_IO, "%s: %s", a, strerror(errno));
+    for (int i = 0; i < p_old; i++) {
+        struct ckpt_store_info m;
+        snprintf(a, sizeof a, "%s/rank-%d", root, i);
+        snprintf(b, sizeof b, "%s/" RH_OLD "/rank-%d", root, i);
+        if (!exists(a))
+            continue;
+        /* ROOT/rank-i is old unless the new rank-i was already moved in */
+        if (env_meta(root, i, &m) == 0 && m.nranks == p_new && p_new != p_old)
+            continue;
+        if (rename(a, b) != 0)
+            return ckpt_error(CKPT_E_IO, "moving %s aside: %s", a, strerror(errno));
+        fault_point("rehome-switch", rank);
+    }
+    for (int r = 0; r < p_new; r++) {
+        snprintf(a, sizeof a, "%s/" RH_NEW "/rank-%d", root, r);
+        snprintf(b, sizeof b, "%s/rank-%d", root, r);
+        if (exists(a) && rename(a, b) != 0)
+            return ckpt_error(CKPT_E_IO, "moving %s into place: %s", a, strerror(errno));
+    }
+    if (fsync_path(root) != 0)
+        return ckpt_error(CKPT_E_IO, "%s: fsync: %s", root, strerror(errno));
+    snprintf(a, sizeof a, "%s/" RH_NEW "/" RH_MARK, root);
+    unlink(a);
+    snprintf(a, sizeof a, "%s/" RH_NEW, root);
+    rm_tree(a);
+    fsync_path(root);
+    snprintf(a, sizeof a, "%s/" RH_OLD, root);
+    if (rm_tree(a) != 0)
+        return ckpt_error(CKPT_E_IO, "removing the old layout %s: %s", a, strerror(errno));
+    return 0;
+}
+
+/* Step 0 (rank 0). *what: 1 rolled forward, -1 rolled back, 0 nothing. */
+static int recover(const char *root, int rank, int *what)
+{
+    char p[4200];
+    int p_old, p_new;
+    *what = 0;
+    int rc = read_marker(root, &p_old, &p_new);
+    if (rc == 0) {
+        *what = 1;
+        return switch_layout(root, p_old, p_new, rank);
+    }
+    if (rc != CKPT_E_NOTFOUND)
+        return rc;
+    snprintf(p, sizeof p, "%s/" RH_NEW, root);
+    if (exists(p)) {
+        *what = -1;
+        if (rm_tree(p) != 0)
+            return ckpt_error(CKPT_E_IO, "removing the unfinished re-homing %s: %s", p, strerror(errno));
+    }
+    /* a switch that finished but died before removing the old layout */
+    snprintf(p, sizeof p, "%s/" RH_OLD, root);
+    if (exists(p) && rm_tree(p) != 0)
+        return ckpt_error(CKPT_E_IO, "removing %s: %s", p, strerror(errno));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Exchange                                                            */
+/* ------------------------------------------------------------------ */
+
+struct buf {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+static int buf_put(struct buf *b, const void *d, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 65536;
+        while (nc < b->len + n)
+            nc *= 2;
+        uint8_t *np = realloc(b->p, nc);
+        if (np == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory for a %zu-byte buffer", nc);
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, d, n);
+    b->len += n;
+    return 0;
+}
+
+struct rh {
+    MPI_Comm comm;
+    int me, p_new, p_old;
+    ckpt_hooks *out;           /* the new store of this rank */
+    struct buf *send;          /* one per destination */
+    size_t buffered;
+    struct buf recv;
+    uint64_t records, moved;
+    int env;                   /* old environment being read */
+    ckpt_rtxn *tx;             /* its read transaction */
+    int aborted;               /* a round saw a failure: no more rounds */
+    uint64_t cached_owner;     /* owner id -> home cache */
+    int cached_home;
+};
+
+static int queue(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
+                 size_t vlen)
+{
+    uint8_t hdr[9];
+    uint32_t kl = (uint32_t)klen, vl = (uint32_t)vlen;
+    hdr[0] = (uint8_t)kind;
+    memcpy(hdr + 1, &kl, 4);
+    memcpy(hdr + 5, &vl, 4);
+    struct buf *b = &x->send[dest];
+    int rc;
+    if ((rc = buf_put(b, hdr, 9)) || (rc = buf_put(b, k, klen)) || (vlen && (rc = buf_put(b, v, vlen))))
+        return rc;
+    x->buffered += 9 + klen + vlen;
+    return 0;
+}
+
+/* Apply one received record to this rank's new store. */
+static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const uint8_t *v, size_t vlen)
+{
+    ckpt_store *st = ckpt_hooks_store(x->out);
+    size_t off = 0;
+    switch (kind) {
+    case RH_CONT: {
+        struct ckpt_cont c;
+        if (klen != 8 || ckpt_rec_cont_decode(&c, v, vlen, &off))
+            break;
+        return ckpt_store_put_cont(st, ckpt_key_get_u64(k), c.cont_name, strlen(c.cont_name), v, vlen);
+    }
+    case RH_OBJ: {
+        struct ckpt_obj o;
+        if (klen != 8 || ckpt_rec_obj_decode(&o, v, vlen, &off))
+            break;
+        return ckpt_store_put_obj(st, ckpt_key_get_u64(k), o.obj_name, strlen(o.obj_name), o.time_step,
+                                  v, vlen);
+    }
+    case RH_KVTAG: {
+        struct ckpt_kvtag t;
+        if (klen <= 8 || ckpt_rec_kvtag_decode(&t, v, vlen, &off))
+            break;
+        return ckpt_store_put_kvtag(st, ckpt_key_get_u64(k), t.name, strlen(t.name), v, vlen);
+    }
+    case RH_MEMBER: {
+        if (klen != 16)
+            break;
+        uint64_t obj = ckpt_key_get_u64(k + 8);
+        return ckpt_store_cont_add(st, ckpt_key_get_u64(k), &obj, 1);
+    }
+    case RH_REGION:
+        return ckpt_store_put_raw(st, CKPT_DB_REGION, k, klen, v, vlen);
+    case RH_IDHOME:
+        return ckpt_store_put_raw(st, CKPT_DB_ID_HOME, k, klen, v, vlen);
+    default:
+        break;
+    }
+    return ckpt_error(CKPT_E_RECORD, "re-homing: rank %d received a damaged record (kind %d)", x->me,
+                      kind);
+}
+
+/* One collective round: everyone sends what it has buffered and applies
+ * what it receives. *still gets the number of ranks still reading (0: all
+ * done). Every rank makes the same sequence of collective calls whatever
+ * happens, so a failure on one rank ends the rounds on all of them. */
+static int round_trip(struct rh *x, int done, int *still, int *err)
+{
+    int n = x->p_new, rc = 0;
+    int flags[2] = {done ? 0 : 1, *err ? 1 : 0}, tot[2];
+    if (x->aborted) { /* every rank saw the same failed round: no more */
+        *still = 0;
+        return *err;
+    }
+    MPI_Allreduce(flags, tot, 2, MPI_INT, MPI_SUM, x->comm);
+    *still = tot[0];
+    if (tot[1] > 0) {
+        x->aborted = 1;
+        if (!*err)
+            *err = ckpt_error(CKPT_E_FAILED, "re-homing stopped: another rank failed");
+        return *err;
+    }
+    int *sc = calloc((size_t)n, sizeof *sc), *rcnt = calloc((size_t)n, sizeof *rcnt);
+    int *sd = calloc((size_t)n, sizeof *sd), *rd = calloc((size_t)n, sizeof *rd);
+    int ok = sc && rcnt && sd && rd, all_ok;
+    size_t total = 0, rtotal = 0;
+    for (int i = 0; ok && i < n; i++) {
+        if (x->send[i].len > (size_t)INT32_MAX - total)
+            ok = 0;
+        else {
+            sc[i] = (int)x->send[i].len;
+            sd[i] = (int)total;
+            total += x->send[i].len;
+        }
+    }
+    /* counts go out even from a rank that failed to allocate (as zeros) */
+    int *scount = ok ? sc : calloc((size_t)n, sizeof *scount);
+    int *rcount = rcnt ? rcnt : calloc((size_t)n, sizeof *rcount);
+    if (scount == NULL || rcount == NULL) {
+        /* cannot even take part: nothing sane is left to do in MPI */
+        MPI_Abort(x->comm, 1);
+    }
+    MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, x->comm);
+    for (int i = 0; ok && i < n; i++) {
+        if ((size_t)rcount[i] > (size_t)INT32_MAX - rtotal)
+            ok = 0;
+        else {
+            rd[i] = (int)rtotal;
+            rtotal += (size_t)rcount[i];
+        }
+    }
+    uint8_t *sendbuf = ok ? malloc(total ? total : 1) : NULL;
+    if (ok && x->recv.cap < rtotal) {
+        uint8_t *np = realloc(x->recv.p, rtotal);
+        if (np) {
+            x->recv.p = np;
+            x->recv.cap = rtotal;
+        }
+    }
+    ok = ok && sendbuf && x->recv.cap >= rtotal;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, x->comm);
+    if (all_ok) {
+        for (int i = 0; i < n; i++)
+            if (x->send[i].len)
+                memcpy(sendbuf + sd[i], x->send[i].p, x->send[i].len);
+        MPI_Alltoallv(sendbuf, sc, sd, MPI_BYTE, x->recv.p, rcnt, rd, MPI_BYTE, x->comm);
+        size_t pos = 0;
+        while (rc == 0 && pos + 9 <= rtotal) {
+            const uint8_t *h = x->recv.p + pos;
+            uint32_t kl, vl;
+            memcpy(&kl, h + 1, 4);
+            memcpy(&vl, h + 5, 4);
+            if (kl > rtotal - pos - 9 || vl > rtotal - pos - 9 - kl) {
+                rc = ckpt_error(CKPT_E_RECORD, "re-homing: rank %d received a cut record", x->me);
+                break;
+            }
+            rc = apply(x, h[0], h + 9, kl, h + 9 + kl, vl);
+            pos += 9 + (size_t)kl + vl;
+        }
+    } else {
+        rc = ckpt_error(CKPT_E_NOMEM, "re-homing: a rank could not allocate an exchange round");
+        x->aborted = 1; /* every rank saw all_ok == 0 */
+    }
+    for (int i = 0; i < n; i++)
+        x->send[i].len = 0;
+    x->buffered = 0;
+    free(sendbuf);
+    if (scount != sc)
+        free(scount);
+    if (rcount != rcnt)
+        free(rcount);
+    free(sc), free(rcnt), free(sd), free(rd);
+    if (rc && !*err)
+        *err = rc;
+    return rc;
+}
+
+/* Queue a record; run a round when the buffers are full. */
+static int send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
+                    size_t vlen, int *err)
+{
+    int still;
+    x->records += kind == RH_IDHOME ? 0 : 1;
+    if (kind != RH_IDHOME && dest != x->env)
+        x->moved++;
+    int rc = queue(x, dest, kind, k, klen, v, vlen);
+    if (rc == 0 && x->buffered >= RH_ROUND_BYTES)
+        rc = round_trip(x, 0, &still, err);
+    return rc;
+}
+
+
+static int send_named(struct rh *x, int kind, const ckpt_val *k, const ckpt_val *v, int home,
+                      int *err)
+{
+    int rc = send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
+    if (rc == 0) {
+        uint64_t id = ckpt_key_get_u64(k->data);
+        int d = ckpt_id_dir_rank(id, x->p_new);
+        if (d != home) {
+            uint8_t hv[4];
+            hv[0] = (uint8_t)(home >> 24);
+            hv[1] = (uint8_t)(home >> 16);
+            hv[2] = (uint8_t)(home >> 8);
+            hv[3] = (uint8_t)home;
+            rc = send_rec(x, d, RH_IDHOME, k->data, 8, hv, 4, err);
+        }
+    }
+    return rc;
+}
+
+struct walk_ctx {
+    struct rh *x;
+    int *err;
+};
+
+static int bad(struct rh *x, const char *db, const ckpt_val *k)
+{
+    return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: a record in %s (key of %zu bytes, id %llu) "
+                      "does not decode", x->env, db, k->len,
+                      k->len >= 8 ? (unsigned long long)ckpt_key_get_u64(k->data) : 0ull);
+}
+
+static int w_cont(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct walk_ctx *w = p;
+    struct ckpt_cont c;
+    size_t off;
+    if (k->len != 8 || ckpt_rec_cont_decode(&c, v->data, v->len, &off))
+        return bad(w->x, "cont", k);
+    return send_named(w->x, RH_CONT, k, v, ckpt_home_cont(c.cont_name, w->x->p_new), w->err);
+}
+
+static int w_obj(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct walk_ctx *w = p;
+    struct ckpt_obj o;
+    size_t off;
+    if (k->len != 8 || ckpt_rec_obj_decode(&o, v->data, v->len, &off))
+        return bad(w->x, "obj", k);
+    return send_named(w->x, RH_OBJ, k, v, ckpt_home_obj(o.obj_name, o.time_step, w->x->p_new),
+                      w->err);
+}
+
+/* New home of an owner id (object or container) stored in the env read. */
+static int owner_home(struct rh *x, uint64_t owner, int *home)
+{
+    ckpt_val v;
+    size_t off;
+    if (owner == x->cached_owner && x->cached_home >= 0) {
+        *home = x->cached_home;
+        return 0;
+    }
+    if (ckpt_get_obj(&v, x->tx, owner) == 0) {
+        struct ckpt_obj o;
+        if (ckpt_rec_obj_decode(&o, v.data, v.len, &off))
+            return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: object %llu does not decode", x->env,
+                              (unsigned long long)owner);
+        *home = ckpt_home_obj(o.obj_name, o.time_step, x->p_new);
+    } else if (ckpt_get_cont(&v, x->tx, owner) == 0) {
+        struct ckpt_cont c;
+        if (ckpt_rec_cont_decode(&c, v.data, v.len, &off))
+            return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: container %llu does not decode",
+                              x->env, (unsigned long long)owner);
+        *home = ckpt_home_cont(c.cont_name, x->p_new);
+    } else {
+        return ckpt_error(CKPT_E_CORRUPT, "re-homing: rank-%d: record of owner %llu, which is not in "
+                          "that environment", x->env, (unsigned long long)owner);
+    }
+    x->cached_owner = owner;
+    x->cached_home = *home;
+    return 0;
+}
+
+static int w_owned(struct walk_ctx *w, int kind, size_t minlen, const ckpt_val *k, const ckpt_val *v)
+{
+    int home = 0, rc;
+    if (k->len < minlen)
+        return bad(w->x, kind == RH_KVTAG ? "kvtag" : kind == RH_REGION ? "region" : "cont_obj", k);
+    if ((rc = owner_home(w->x, ckpt_key_get_u64(k->data), &home)) != 0)
+        return rc;
+    return send_rec(w->x, home, kind, k->data, k->len, v->data, v->len, w->err);
+}
+
+static int w_kvtag(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    return w_owned(p, RH_KVTAG, 9, k, v);
+}
+
+static int w_member(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    return w_owned(p, RH_MEMBER, 16, k, v);
+}
+
+static int w_region(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    return w_owned(p, RH_REGION, 9, k, v);
+}
+
+/* Read old environment i and queue all of its records. */
+static int read_env(struct rh *x, const char *root, int i, int *err)
+{
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    ckpt_store *st;
+    struct walk_ctx w = {x, err};
+    int rc;
+    o.root = root;
+    o.rank = i;
+    o.readonly = 1;
+    o.create = 0;
+    o.check_rank = 0;
+    if ((rc = ckpt_store_open(&st, &o)) != 0)
+        return rc;
+    x->env = i;
+    x->cached_home = -1;
+    if ((rc = ckpt_rtxn_begin(&x->tx, st)) == 0) {
+        if ((rc = ckpt_iter(x->tx, CKPT_DB_CONT, NULL, 0, w_cont, &w)) == 0 &&
+            (rc = ckpt_iter(x->tx, CKPT_DB_OBJ, NULL, 0, w_obj, &w)) == 0 &&
+            (rc = ckpt_iter(x->tx, CKPT_DB_KVTAG, NULL, 0, w_kvtag, &w)) == 0 &&
+            (rc = ckpt_iter(x->tx, CKPT_DB_CONT_OBJ, NULL, 0, w_member, &w)) == 0)
+            rc = ckpt_iter(x->tx, CKPT_DB_REGION, NULL, 0, w_region, &w);
+        ckpt_rtxn_end(x->tx);
+        x->tx = NULL;
+    }
+    ckpt_store_close(st);
+    return rc;
+}
+
+/* Step 1 on this rank: returns 0 or an error (all ranks agree on failure
+ * through the rounds). */
+static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char *newroot)
+{
+    struct ckpt_hooks_opts no = *o;
+    int rc = 0, err = 0, still = 1;
+    no.store_root = newroot;
+    no.commit_every = 10000;
+    no.commit_ms = 0;
+    no.sync_mode = CKPT_SYNC_CLOSE;
+    if ((rc = ckpt_hooks_open(&x->out, &no)) != 0)
+        err = rc;
+    /* ids: this rank's range continues above every id the old rank of the
+     * same number handed out (a crashed one: above its crash gap too) */
+    if (rc == 0 && x->me < x->p_old) {
+        struct ckpt_store_info m;
+        if ((rc = env_meta(o->store_root, x->me, &m)) == 0) {
+            uint64_t seq = m.id_seq + (m.clean ? 0 : CKPT_ID_CRASH_GAP);
+            if (seq > 0)
+                ckpt_store_reserve_id(ckpt_hooks_store(x->out),
+                                      ((uint64_t)x->me + 1) * 1000000000ull + seq - 1);
+        } else {
+            err = rc;
+        }
+    }
+    for (int i = x->me; err == 0 && i < x->p_old; i += x->p_new) {
+        if ((rc = read_env(x, o->store_root, i, &err)) != 0 && !err)
+            err = rc;
+    }
+    fault_point("rehome-copy", x->me);
+    /* keep taking part in rounds until every rank has sent everything */
+    while (still) /* an error of ours is announced by the next round */
+        round_trip(x, 1, &still, &err);
+    if (x->out) {
+        if (err == 0 && (rc = ckpt_hooks_close(x->out)) != 0)
+            err = rc;
+        if (err)
+            ckpt_hooks_discard(x->out);
+        x->out = NULL;
+    }
+    return err;
+}
+
+/* Agree on an error: 0 everywhere, or the first rank's code everywhere. */
+static int agree(MPI_Comm comm, int rc, int me, char *msg, size_t n)
+{
+    int in[2] = {rc ? 1 : 0, me}, out[2];
+    MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, comm);
+    if (out[0] == 0)
+        return 0;
+    int code = rc;
+    MPI_Bcast(&code, 1, MPI_INT, out[1], comm);
+    if (me == out[1])
+        snprintf(msg, n, "%s", ckpt_store_errmsg(NULL));
+    MPI_Bcast(msg, (int)n, MPI_CHAR, out[1], comm);
+    if (me != out[1])
+        ckpt_error(code, "rank %d: %s", out[1], msg);
+    return code ? code : CKPT_E_FAILED;
+}
+
+int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o, MPI_Comm comm,
+                               struct ckpt_rehome_stats *stats)
+{
+    struct ckpt_rehome_stats s;
+    char msg[512] = "", newroot[4200];
+    int me, size, rc = 0, what = 0;
+    memset(&s, 0, sizeof s);
+    if (out == NULL || o == NULL || o->store_root == NULL)
+        return CKPT_E_INVAL;
+    *out = NULL;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    if (o->rank != me || o->nranks != size)
+        return ckpt_error(CKPT_E_INVAL, "elastic restart: opts say rank %d of %d, the communicator "
+                          "rank %d of %d", o->rank, o->nranks, me, size);
+    /* 0: recovery, and the old rank count */
+    int info[2] = {0, 0};
+    if (me == 0) {
+        struct ckpt_store_info m;
+        rc = recover(o->store_root, me, &what);
+        if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0)
+            info[0] = m.nranks;
+        info[1] = what;
+    }
+    if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+        return rc;
+    MPI_Bcast(info, 2, MPI_INT, 0, comm);
+    s.old_nranks = info[0];
+    s.new_nranks = size;
+    s.recovered = info[1];
+    if (s.old_nranks == size) {
+        rc = ckpt_hooks_restart_map(out, o);
+        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {
+            ckpt_hooks_discard(*out);
+            *out = NULL;
+            return rc;
+        }
+        if (stats)
+            *stats = s;
+        return 0;
+    }
+
+    /* 1: copy into ROOT/.rehome */
+    double t0 = MPI_Wtime();
+    struct rh x;
+    memset(&x, 0, sizeof x);
+    x.comm = comm;
+    x.me = me;
+    x.p_new = size;
+    x.p_old = s.old_nranks;
+    x.cached_home = -1;
+    snprintf(newroot, sizeof newroot, "%s/" RH_NEW, o->store_root);
+    x.send = calloc((size_t)size, sizeof *x.send);
+    if (x.send == NULL)
+        rc = ckpt_error(CKPT_E_NOMEM, "out of memory");
+    /* every old environment must be there before anything is written */
+    for (int i = me; rc == 0 && i < x.p_old; i += size) {
+        struct ckpt_store_info m;
+        if ((rc = env_meta(o->store_root, i, &m)) == 0 && m.nranks != x.p_old)
+            rc = ckpt_error(CKPT_E_MISMATCH, "%s/rank-%d says %d ranks, rank-0 says %d",
+                            o->store_root, i, m.nranks, x.p_old);
+    }
+    if ((rc = agree(comm, rc, me, msg, sizeof msg)) == 0) {
+        rc = copy_phase(&x, o, newroot);
+        rc = agree(comm, rc, me, msg, sizeof msg);
+    }
+    for (int i = 0; x.send && i < size; i++)
+        free(x.send[i].p);
+    free(x.send);
+    free(x.recv.p);
+    if (rc) {
+        if (me == 0)
+            rm_tree(newroot); /* roll back: the old layout was only read */
+        MPI_Barrier(comm);
+        return rc;
+    }
+    /* 2: commit point; 3: switch */
+    if (me == 0) {
+        rc = write_marker(o->store_root, x.p_old, size);
+        if (rc == 0)
+            rc = switch_layout(o->store_root, x.p_old, size, me);
+    }
+    if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+        return rc;
+    double dt = MPI_Wtime() - t0;
+    uint64_t mine[2] = {x.records, x.moved}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Allreduce(&dt, &s.seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+    s.records = all[0];
+    s.moved = all[1];
+    rc = ckpt_hooks_restart_map(out, o);
+    if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {
+        ckpt_hooks_discard(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (stats)
+        *stats = s;
+    return 0;
+}

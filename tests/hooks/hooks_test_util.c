@@ -1,0 +1,176 @@
+/*
+ * hooks_test_util.c - see hooks_test_util.h.
+ */
+#include "hooks_test_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int htu_setup(void **state)
+{
+    struct htu_fix *f = calloc(1, sizeof *f);
+    const char *tmp = getenv("TMPDIR");
+    if (f == NULL)
+        return -1;
+    if (tmp == NULL || *tmp == 0 || strlen(tmp) > 400)
+        tmp = "/tmp";
+    snprintf(f->dir, sizeof f->dir, "%s/ckpt-hooks-test-XXXXXX", tmp);
+    if (mkdtemp(f->dir) == NULL) {
+        fprintf(stderr, "mkdtemp(%s): %s\n", f->dir, strerror(errno));
+        free(f);
+        return -1;
+    }
+    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
+    *state = f;
+    return 0;
+}
+
+int htu_teardown(void **state)
+{
+    struct htu_fix *f = *state;
+    if (f != NULL) {
+        htu_rmtree(f->dir);
+        free(f);
+    }
+    *state = NULL;
+    return 0;
+}
+
+struct htu_fix *htu_fix(void **state)
+{
+    return *state;
+}
+
+struct ckpt_hooks_opts htu_opts(void **state)
+{
+    struct ckpt_hooks_opts o = CKPT_HOOKS_OPTS_INIT;
+    o.store_root = htu_fix(state)->root;
+    /* sparse anyway, but keep the files small */
+    o.map_size = (size_t)8 << 20;
+    return o;
+}
+
+void htu_rmtree(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return;
+    if (S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        if (d != NULL) {
+            while ((de = readdir(d)) != NULL) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                    continue;
+                size_t n = strlen(path) + strlen(de->d_name) + 2;
+                char *sub = malloc(n);
+                if (sub == NULL)
+                    break;
+                snprintf(sub, n, "%s/%s", path, de->d_name);
+                htu_rmtree(sub);
+                free(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+void htu_check_rc(int want, int rc, const char *expr, const char *file, int line)
+{
+    if (rc != want) {
+        print_error("%s:%d: %s returned %d (%s), expected %d (%s); last message: %s\n", file, line,
+                    expr, rc, ckpt_errname(rc), want, ckpt_errname(want), ckpt_store_errmsg(NULL));
+        fail_msg("%s: unexpected return code", expr);
+    }
+}
+
+uint64_t htu_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int htu_streq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+void htu_assert_obj_eq(const struct ckpt_obj *a, const struct ckpt_obj *b)
+{
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->obj_id, b->obj_id);
+    assert_int_equal(a->cont_id, b->cont_id);
+    assert_true(htu_streq(a->obj_name, b->obj_name));
+    assert_true(htu_streq(a->app_name, b->app_name));
+    assert_true(htu_streq(a->data_location, b->data_location));
+    assert_true(htu_streq(a->tags, b->tags));
+    assert_int_equal(a->time_step, b->time_step);
+    assert_int_equal(a->user_id, b->user_id);
+    assert_int_equal(a->data_type, b->data_type);
+    assert_int_equal(a->transform_state, b->transform_state);
+    assert_true(a->create_time == b->create_time);
+    assert_true(a->last_modified_time == b->last_modified_time);
+    assert_int_equal(a->data_server_id, b->data_server_id);
+    assert_int_equal(a->region_partition, b->region_partition);
+    assert_int_equal(a->consistency, b->consistency);
+    assert_int_equal(a->ndim, b->ndim);
+    for (uint32_t i = 0; i < a->ndim && i < CKPT_MAX_DIM; i++)
+        assert_true(a->dims[i] == b->dims[i]);
+}
+
+void htu_assert_region_eq(const struct ckpt_region *a, const struct ckpt_region *b)
+{
+    assert_int_equal(a->obj_id, b->obj_id);
+    assert_int_equal(a->ndim, b->ndim);
+    for (uint32_t i = 0; i < a->ndim && i < CKPT_MAX_DIM; i++) {
+        assert_true(a->start[i] == b->start[i]);
+        assert_true(a->count[i] == b->count[i]);
+    }
+    assert_true(a->data_size == b->data_size);
+    assert_true(a->unit_size == b->unit_size);
+    assert_int_equal(a->data_loc_type, b->data_loc_type);
+    assert_true(htu_streq(a->storage_location, b->storage_location));
+    assert_true(a->offset == b->offset);
+    assert_true(htu_streq(a->cache_location, b->cache_location));
+    assert_true(a->cache_offset == b->cache_offset);
+    assert_int_equal(!!a->has_hist, !!b->has_hist);
+    if (!a->has_hist)
+        return;
+    assert_int_equal(a->hist.dtype, b->hist.dtype);
+    assert_int_equal(a->hist.nbin, b->hist.nbin);
+    assert_true(a->hist.incr == b->hist.incr);
+    for (size_t i = 0; i < (size_t)a->hist.nbin; i++) {
+        assert_true(ckpt_hist_bin(&a->hist, i) == ckpt_hist_bin(&b->hist, i));
+        assert_true(ckpt_hist_range(&a->hist, 2 * i) == ckpt_hist_range(&b->hist, 2 * i));
+        assert_true(ckpt_hist_range(&a->hist, 2 * i + 1) == ckpt_hist_range(&b->hist, 2 * i + 1));
+    }
+}
+
+void htu_assert_kvtag_eq(const struct ckpt_kvtag *a, const struct ckpt_kvtag *b)
+{
+    assert_string_equal(a->name, b->name);
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->size, b->size);
+    if (a->size)
+        assert_memory_equal(a->value, b->value, a->size);
+}
+
+char *htu_long_name(char fill, size_t len)
+{
+    char *s = malloc(len + 1);
+    assert_non_null(s);
+    memset(s, fill, len);
+    s[len] = 0;
+    return s;
+}

@@ -1,0 +1,1067 @@
+/*
+ * test_records.c - the BULKI record codecs of the hooks (objects, kvtags,
+ * containers, regions) and PDC's routing (djb2, home ranks).
+ *
+ * Round trips of every field; decoding truncated, bit-flipped, random and
+ * hand-built records with missing or mistyped fields (always CKPT_E_RECORD,
+ * never a crash: records are decoded from exact-size heap copies so ASan
+ * sees any read past the end); encoding into a too-small buffer (an error,
+ * nothing written past the capacity).
+ */
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulki.h"
+#include "hooks_test_util.h"
+
+#define K(s) BULKI_V_STRN(s, sizeof(s) - 1)
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Encode with the two-call protocol (length, then exact buffer); returns a
+ * malloc'ed record of *len bytes. */
+static uint8_t *enc_obj(const struct ckpt_obj *o, size_t *len)
+{
+    size_t n = 0, n2 = 0;
+    HTU_OK(ckpt_rec_obj_encode(NULL, 0, &n, o));
+    assert_true(n > 0);
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    HTU_OK(ckpt_rec_obj_encode(b, n, &n2, o));
+    assert_int_equal(n, n2);
+    *len = n;
+    return b;
+}
+
+static uint8_t *enc_kvtag(const struct ckpt_kvtag *t, size_t *len)
+{
+    size_t n = 0, n2 = 0;
+    HTU_OK(ckpt_rec_kvtag_encode(NULL, 0, &n, t));
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    HTU_OK(ckpt_rec_kvtag_encode(b, n, &n2, t));
+    assert_int_equal(n, n2);
+    *len = n;
+    return b;
+}
+
+static uint8_t *enc_cont(const struct ckpt_cont *c, size_t *len)
+{
+    size_t n = 0, n2 = 0;
+    HTU_OK(ckpt_rec_cont_encode(NULL, 0, &n, c));
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    HTU_OK(ckpt_rec_cont_encode(b, n, &n2, c));
+    assert_int_equal(n, n2);
+    *len = n;
+    return b;
+}
+
+static uint8_t *enc_region(const struct ckpt_region *g, size_t *len)
+{
+    size_t n = 0, n2 = 0;
+    HTU_OK(ckpt_rec_region_encode(NULL, 0, &n, g));
+    uint8_t *b = malloc(n);
+    assert_non_null(b);
+    HTU_OK(ckpt_rec_region_encode(b, n, &n2, g));
+    assert_int_equal(n, n2);
+    *len = n;
+    return b;
+}
+
+/* An object with every field set to a distinctive value. */
+static struct ckpt_obj full_obj(uint32_t ndim)
+{
+    struct ckpt_obj o;
+    memset(&o, 0, sizeof o);
+    o.obj_id = 1000000042ull;
+    o.cont_id = 1000000001ull;
+    o.obj_name = "/run-7/field/temperature";
+    o.app_name = "vpic";
+    o.data_location = "/lustre/scratch/run-7/temperature.h5";
+    o.tags = "kind=field,units=K";
+    o.time_step = 17;
+    o.user_id = 4242;
+    o.data_type = 14;
+    o.transform_state = 3;
+    o.create_time = 1700000000123ll;
+    o.last_modified_time = 1700000009999ll;
+    o.data_server_id = 9;
+    o.region_partition = 2;
+    o.consistency = 1;
+    o.ndim = ndim;
+    for (uint32_t i = 0; i < ndim; i++)
+        o.dims[i] = 1000u * (i + 1) + i;
+    return o;
+}
+
+static const double hist_range[6] = {-1.5, 0.0, 0.0, 2.25, 2.25, 1e300};
+static const uint64_t hist_bin[3] = {7, 0, UINT64_MAX};
+
+static struct ckpt_region full_region(uint32_t ndim, int with_hist)
+{
+    struct ckpt_region g;
+    memset(&g, 0, sizeof g);
+    g.obj_id = 1000000042ull;
+    g.ndim = ndim;
+    for (uint32_t i = 0; i < ndim; i++) {
+        g.start[i] = 10u * i;
+        g.count[i] = 100u + i;
+    }
+    g.data_size = 123456789ull;
+    g.unit_size = 8;
+    g.data_loc_type = 2;
+    g.storage_location = "/lustre/region.bin";
+    g.offset = 4096;
+    g.cache_location = "/dev/shm/cache";
+    g.cache_offset = 512;
+    g.has_hist = with_hist;
+    if (with_hist) {
+        g.hist.dtype = 14;
+        g.hist.nbin = 3;
+        g.hist.range = hist_range;
+        g.hist.bin = hist_bin;
+        g.hist.incr = 0.75;
+    }
+    return g;
+}
+
+/* Copy rec into an exact-size heap buffer, so ASan catches over-reads. */
+static uint8_t *dup_rec(const void *rec, size_t len)
+{
+    uint8_t *b = malloc(len ? len : 1);
+    assert_non_null(b);
+    if (len)
+        memcpy(b, rec, len);
+    return b;
+}
+
+/* Read every byte a successfully decoded view points at (ASan checks). */
+static unsigned touch_str(const char *s)
+{
+    unsigned x = 0;
+    assert_non_null(s);
+    while (*s)
+        x += (unsigned char)*s++;
+    return x;
+}
+
+static unsigned touch_obj(const struct ckpt_obj *o)
+{
+    assert_true(o->ndim <= CKPT_MAX_DIM);
+    return touch_str(o->obj_name) + touch_str(o->app_name) + touch_str(o->data_location) +
+           touch_str(o->tags);
+}
+
+static unsigned touch_kvtag(const struct ckpt_kvtag *t)
+{
+    unsigned x = touch_str(t->name);
+    if (t->size)
+        assert_non_null(t->value);
+    for (uint32_t i = 0; i < t->size; i++)
+        x += ((const uint8_t *)t->value)[i];
+    return x;
+}
+
+static unsigned touch_region(const struct ckpt_region *g)
+{
+    unsigned x = touch_str(g->storage_location) + touch_str(g->cache_location);
+    assert_true(g->ndim >= 1 && g->ndim <= CKPT_MAX_DIM);
+    if (g->has_hist) {
+        assert_true(g->hist.nbin >= 0);
+        for (size_t i = 0; i < (size_t)g->hist.nbin; i++) {
+            x += (unsigned)ckpt_hist_bin(&g->hist, i);
+            x += (unsigned)(ckpt_hist_range(&g->hist, 2 * i) != 0.0);
+            x += (unsigned)(ckpt_hist_range(&g->hist, 2 * i + 1) != 0.0);
+        }
+    }
+    return x;
+}
+
+enum rec_kind { R_OBJ, R_KVTAG, R_CONT, R_REGION };
+
+/* Decode rec (from an exact heap copy) as `kind`; on success read every
+ * byte of the view. Returns the decoder's code. */
+static int decode_any(enum rec_kind kind, const void *rec, size_t len)
+{
+    uint8_t *b = dup_rec(rec, len);
+    size_t off = 0;
+    int rc;
+    volatile unsigned sink = 0;
+    switch (kind) {
+    case R_OBJ: {
+        struct ckpt_obj o;
+        if ((rc = ckpt_rec_obj_decode(&o, b, len, &off)) == 0)
+            sink += touch_obj(&o);
+        break;
+    }
+    case R_KVTAG: {
+        struct ckpt_kvtag t;
+        if ((rc = ckpt_rec_kvtag_decode(&t, b, len, &off)) == 0)
+            sink += touch_kvtag(&t);
+        break;
+    }
+    case R_CONT: {
+        struct ckpt_cont c;
+        if ((rc = ckpt_rec_cont_decode(&c, b, len, &off)) == 0)
+            sink += touch_str(c.cont_name) + touch_str(c.tags);
+        break;
+    }
+    default: {
+        struct ckpt_region g;
+        if ((rc = ckpt_rec_region_decode(&g, b, len, &off)) == 0)
+            sink += touch_region(&g);
+        break;
+    }
+    }
+    (void)sink;
+    if (rc != 0)
+        assert_true(off <= len);
+    free(b);
+    return rc;
+}
+
+/* Encode pairs, leaving out the pair whose key is `key` (repl == NULL) or
+ * replacing its value by *repl. Returns a malloc'ed record. */
+static uint8_t *enc_variant(const bulki_pair *p, size_t n, const char *key, const bulki_value *repl,
+                            size_t *len)
+{
+    bulki_pair q[32];
+    size_t m = 0;
+    int found = 0;
+    assert_true(n <= NELEM(q));
+    for (size_t i = 0; i < n; i++) {
+        int match = key && p[i].key.len == strlen(key) && memcmp(p[i].key.u.data, key, p[i].key.len) == 0;
+        if (match) {
+            found = 1;
+            if (repl == NULL)
+                continue;
+            q[m] = p[i];
+            q[m++].value = *repl;
+        } else {
+            q[m++] = p[i];
+        }
+    }
+    assert_true(key == NULL || found);
+    const bulki_doc d = {m, q};
+    size_t need = 0, got = 0;
+    assert_int_equal(bulki_doc_encoded_len(&need, &d), 0);
+    uint8_t *b = malloc(need);
+    assert_non_null(b);
+    assert_int_equal(bulki_encode_doc(&got, b, need, &d), 0);
+    assert_int_equal(got, need);
+    *len = need;
+    return b;
+}
+
+/* Field tables mirroring the record layouts (docs/STORE.md, "Records"). */
+static const uint64_t v_id = 1000000042ull, v_cont = 1000000001ull, v_u64 = 77;
+static const int32_t v_i32 = 5;
+static const uint32_t v_ndim2 = 2, v_u32 = 9;
+static const uint64_t v_dims2[2] = {64, 128};
+static const int64_t v_i64 = 1700000000000ll;
+static const uint8_t v_u8 = 1;
+static const int8_t v_type_int = BULKI_T_INT;
+static const int32_t v_int_val = 31337;
+static const int32_t v_nbin2 = 2;
+static const double v_range4[4] = {0, 1, 1, 2}, v_incr = 0.5;
+static const uint64_t v_bin2[2] = {3, 4};
+/* The histogram of the region table; filled by init_tables() (compound
+ * literals are not constant initializers). */
+static bulki_pair v_hist_pairs[5];
+static bulki_doc v_hist_doc;
+
+static void init_tables(void)
+{
+    const bulki_pair t[] = {
+        {K("dtype"), BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {K("nbin"), BULKI_V_ITEM(BULKI_T_INT32, &v_nbin2)},
+        {K("range"), BULKI_V_ARRAY(BULKI_T_DOUBLE, v_range4, 4)},
+        {K("bin"), BULKI_V_ARRAY(BULKI_T_UINT64, v_bin2, 2)},
+        {K("incr"), BULKI_V_ITEM(BULKI_T_DOUBLE, &v_incr)},
+    };
+    memcpy(v_hist_pairs, t, sizeof t);
+    v_hist_doc.npairs = NELEM(v_hist_pairs);
+    v_hist_doc.pairs = v_hist_pairs;
+}
+
+static size_t obj_pairs(bulki_pair *p)
+{
+    const bulki_pair t[] = {
+        {K("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &v_id)},
+        {K("obj_name"), K("name-a")},
+        {K("cont_id"), BULKI_V_ITEM(BULKI_T_UINT64, &v_cont)},
+        {K("user_id"), BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {K("app_name"), K("app")},
+        {K("time_step"), BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {K("data_type"), BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {K("ndim"), BULKI_V_ITEM(BULKI_T_UINT32, &v_ndim2)},
+        {K("dims"), BULKI_V_ARRAY(BULKI_T_UINT64, v_dims2, 2)},
+        {K("create_time"), BULKI_V_ITEM(BULKI_T_INT64, &v_i64)},
+        {K("last_modified_time"), BULKI_V_ITEM(BULKI_T_INT64, &v_i64)},
+        {K("data_location"), K("/loc")},
+        {K("tags"), K("t=1")},
+        {K("transform_state"), BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {K("data_server_id"), BULKI_V_ITEM(BULKI_T_UINT32, &v_u32)},
+        {K("region_partition"), BULKI_V_ITEM(BULKI_T_UINT8, &v_u8)},
+        {K("consistency"), BULKI_V_ITEM(BULKI_T_UINT8, &v_u8)},
+    };
+    memcpy(p, t, sizeof t);
+    return NELEM(t);
+}
+
+static size_t kvtag_pairs(bulki_pair *p)
+{
+    const bulki_pair t[] = {
+        {K("name"), K("tag-a")},
+        {K("type"), BULKI_V_ITEM(BULKI_T_INT8, &v_type_int)},
+        {K("value"), BULKI_V_ITEM(BULKI_T_INT32, &v_int_val)},
+    };
+    memcpy(p, t, sizeof t);
+    return NELEM(t);
+}
+
+static size_t cont_pairs(bulki_pair *p)
+{
+    const bulki_pair t[] = {
+        {K("cont_id"), BULKI_V_ITEM(BULKI_T_UINT64, &v_cont)},
+        {K("cont_name"), K("cont-a")},
+        {K("tags"), K("")},
+    };
+    memcpy(p, t, sizeof t);
+    return NELEM(t);
+}
+
+static size_t region_pairs(bulki_pair *p)
+{
+    const bulki_pair t[] = {
+        {K("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &v_id)},
+        {K("ndim"), BULKI_V_ITEM(BULKI_T_UINT32, &v_ndim2)},
+        {K("start"), BULKI_V_ARRAY(BULKI_T_UINT64, v_dims2, 2)},
+        {K("count"), BULKI_V_ARRAY(BULKI_T_UINT64, v_dims2, 2)},
+        {K("data_size"), BULKI_V_ITEM(BULKI_T_UINT64, &v_u64)},
+        {K("unit_size"), BULKI_V_ITEM(BULKI_T_UINT64, &v_u64)},
+        {K("data_loc_type"), BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {K("storage_location"), K("/s")},
+        {K("offset"), BULKI_V_ITEM(BULKI_T_UINT64, &v_u64)},
+        {K("cache_location"), K("")},
+        {K("cache_offset"), BULKI_V_ITEM(BULKI_T_UINT64, &v_u64)},
+        {K("hist"), BULKI_V_DOC(&v_hist_doc)},
+    };
+    memcpy(p, t, sizeof t);
+    return NELEM(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* round trips                                                         */
+/* ------------------------------------------------------------------ */
+
+static void test_obj_roundtrip_all_fields_0_to_4_dims(void **state)
+{
+    (void)state;
+    for (uint32_t nd = 0; nd <= CKPT_MAX_DIM; nd++) {
+        struct ckpt_obj o = full_obj(nd), d;
+        size_t len, off = 0;
+        uint8_t *rec = enc_obj(&o, &len);
+        memset(&d, 0xEE, sizeof d);
+        HTU_OK(ckpt_rec_obj_decode(&d, rec, len, &off));
+        htu_assert_obj_eq(&o, &d);
+        for (uint32_t i = nd; i < CKPT_MAX_DIM; i++)
+            assert_true(d.dims[i] == 0);
+        free(rec);
+    }
+}
+
+static void test_obj_roundtrip_extreme_values(void **state)
+{
+    (void)state;
+    struct ckpt_obj o = full_obj(CKPT_MAX_DIM), d;
+    o.obj_id = UINT64_MAX;
+    o.cont_id = 0;
+    o.time_step = INT32_MIN;
+    o.user_id = INT32_MAX;
+    o.data_type = -1;
+    o.transform_state = INT32_MIN;
+    o.create_time = INT64_MIN;
+    o.last_modified_time = INT64_MAX;
+    o.data_server_id = UINT32_MAX;
+    o.region_partition = 255;
+    o.consistency = 255;
+    for (int i = 0; i < CKPT_MAX_DIM; i++)
+        o.dims[i] = UINT64_MAX - (uint64_t)i;
+    size_t len;
+    uint8_t *rec = enc_obj(&o, &len);
+    HTU_OK(ckpt_rec_obj_decode(&d, rec, len, NULL));
+    htu_assert_obj_eq(&o, &d);
+    free(rec);
+}
+
+static void test_obj_roundtrip_empty_and_null_strings(void **state)
+{
+    (void)state;
+    struct ckpt_obj o = full_obj(1), d;
+    o.obj_name = "";
+    o.app_name = "";
+    o.data_location = NULL; /* encoded as "" */
+    o.tags = NULL;
+    size_t len;
+    uint8_t *rec = enc_obj(&o, &len);
+    HTU_OK(ckpt_rec_obj_decode(&d, rec, len, NULL));
+    assert_string_equal(d.obj_name, "");
+    assert_string_equal(d.app_name, "");
+    assert_string_equal(d.data_location, "");
+    assert_string_equal(d.tags, "");
+    htu_assert_obj_eq(&o, &d);
+    free(rec);
+}
+
+static void test_obj_encode_rejects_bad_input(void **state)
+{
+    (void)state;
+    struct ckpt_obj o = full_obj(2);
+    uint8_t buf[1024];
+    size_t len;
+    o.ndim = CKPT_MAX_DIM + 1;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
+    o = full_obj(2);
+    o.obj_name = NULL;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, NULL));
+}
+
+/* One kvtag case: encode, decode, compare; the decoded type and size are
+ * the ones given (size counts a string's NUL). */
+static void kvtag_roundtrip(int8_t type, const void *value, uint32_t size)
+{
+    struct ckpt_kvtag t = {"tag", type, size, value}, d;
+    size_t len;
+    uint8_t *rec = enc_kvtag(&t, &len);
+    uint8_t *copy = dup_rec(rec, len);
+    memset(&d, 0xEE, sizeof d);
+    HTU_OK(ckpt_rec_kvtag_decode(&d, copy, len, NULL));
+    assert_string_equal(d.name, "tag");
+    assert_int_equal(d.type, type);
+    assert_int_equal(d.size, size);
+    if (size)
+        assert_memory_equal(d.value, value, size);
+    free(copy);
+    free(rec);
+}
+
+static void test_kvtag_roundtrip_scalars_and_strings(void **state)
+{
+    (void)state;
+    int32_t i = -123456;
+    double x = 3.141592653589793;
+    kvtag_roundtrip(BULKI_T_INT, &i, sizeof i);
+    kvtag_roundtrip(BULKI_T_DOUBLE, &x, sizeof x);
+    double nan_like = -0.0;
+    kvtag_roundtrip(BULKI_T_DOUBLE, &nan_like, sizeof nan_like);
+    kvtag_roundtrip(BULKI_T_STRING, "hello", 6);   /* size includes the NUL */
+    kvtag_roundtrip(BULKI_T_STRING, "", 1);        /* empty string: just the NUL */
+    uint64_t u = UINT64_MAX;
+    kvtag_roundtrip(BULKI_T_UINT64, &u, sizeof u);
+    int8_t c = -7;
+    kvtag_roundtrip(BULKI_T_INT8, &c, 1);
+    uint8_t b1 = 1;
+    kvtag_roundtrip(BULKI_T_BOOLEAN, &b1, 1);
+}
+
+static void test_kvtag_string_size_counts_nul(void **state)
+{
+    (void)state;
+    struct ckpt_kvtag t = {"s", BULKI_T_STRING, 4, "abc"}, d;
+    size_t len;
+    uint8_t *rec = enc_kvtag(&t, &len);
+    HTU_OK(ckpt_rec_kvtag_decode(&d, rec, len, NULL));
+    assert_int_equal(d.size, 4);
+    assert_string_equal((const char *)d.value, "abc");
+    assert_int_equal(((const char *)d.value)[3], 0);
+    free(rec);
+}
+
+static void test_kvtag_roundtrip_int_arrays(void **state)
+{
+    (void)state;
+    int32_t a[5] = {1, -2, 3, INT32_MIN, INT32_MAX};
+    for (uint32_t k = 1; k <= 5; k++)
+        kvtag_roundtrip(BULKI_T_INT, a, k * 4);
+    double dv[3] = {1.5, -2.5, DBL_MAX};
+    kvtag_roundtrip(BULKI_T_DOUBLE, dv, sizeof dv);
+    uint8_t bools[4] = {0, 1, 1, 0};
+    kvtag_roundtrip(BULKI_T_BOOLEAN, bools, sizeof bools);
+}
+
+static void test_kvtag_odd_sizes_kept_as_raw_bytes(void **state)
+{
+    (void)state;
+    const uint8_t raw[7] = {1, 2, 3, 4, 5, 6, 7};
+    kvtag_roundtrip(BULKI_T_INT, raw, 6);        /* not a multiple of 4 */
+    kvtag_roundtrip(BULKI_T_INT, raw, 3);        /* shorter than one element */
+    kvtag_roundtrip(BULKI_T_DOUBLE, raw, 7);
+    kvtag_roundtrip(BULKI_T_INT, raw, 0);        /* empty value */
+    kvtag_roundtrip(BULKI_T_INT, NULL, 0);
+    uint8_t b2 = 2;                              /* not a valid BULKI boolean */
+    kvtag_roundtrip(BULKI_T_BOOLEAN, &b2, 1);
+    uint8_t bmix[3] = {1, 0, 255};
+    kvtag_roundtrip(BULKI_T_BOOLEAN, bmix, 3);
+    kvtag_roundtrip(BULKI_T_STRING, "abc", 3);   /* no NUL at the end */
+    kvtag_roundtrip(BULKI_T_STRING, "a\0b", 4);  /* NUL inside */
+    kvtag_roundtrip(-1, raw, 5);                 /* PDC_UNKNOWN-like type */
+    kvtag_roundtrip(99, raw, 4);                 /* unknown type code */
+    kvtag_roundtrip(BULKI_T_BULKI, raw, 4);      /* nested type code, raw bytes */
+}
+
+static void test_kvtag_encode_rejects_bad_input(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    size_t len;
+    struct ckpt_kvtag t = {NULL, BULKI_T_INT, 4, "abcd"};
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t));
+    t.name = "x";
+    t.value = NULL;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, NULL));
+}
+
+static void test_cont_roundtrip(void **state)
+{
+    (void)state;
+    const struct ckpt_cont cases[] = {
+        {1000000001ull, "/run-7", "owner=alice"},
+        {UINT64_MAX, "", ""},
+        {0, "c", NULL},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct ckpt_cont d;
+        size_t len;
+        uint8_t *rec = enc_cont(&cases[i], &len);
+        HTU_OK(ckpt_rec_cont_decode(&d, rec, len, NULL));
+        assert_int_equal(d.cont_id, cases[i].cont_id);
+        assert_string_equal(d.cont_name, cases[i].cont_name);
+        assert_true(htu_streq(d.tags, cases[i].tags));
+        assert_non_null(d.tags);
+        free(rec);
+    }
+    struct ckpt_cont bad = {1, NULL, ""};
+    uint8_t buf[64];
+    size_t len;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, &len, &bad));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, &len, NULL));
+}
+
+static void test_region_roundtrip_without_histogram(void **state)
+{
+    (void)state;
+    for (uint32_t nd = 1; nd <= CKPT_MAX_DIM; nd++) {
+        struct ckpt_region g = full_region(nd, 0), d;
+        size_t len;
+        uint8_t *rec = enc_region(&g, &len);
+        memset(&d, 0xEE, sizeof d);
+        HTU_OK(ckpt_rec_region_decode(&d, rec, len, NULL));
+        assert_int_equal(d.has_hist, 0);
+        htu_assert_region_eq(&g, &d);
+        free(rec);
+    }
+}
+
+static void test_region_roundtrip_with_histogram(void **state)
+{
+    (void)state;
+    for (uint32_t nd = 1; nd <= CKPT_MAX_DIM; nd++) {
+        struct ckpt_region g = full_region(nd, 1), d;
+        size_t len;
+        uint8_t *rec = enc_region(&g, &len);
+        uint8_t *copy = dup_rec(rec, len);
+        HTU_OK(ckpt_rec_region_decode(&d, copy, len, NULL));
+        assert_int_equal(d.has_hist, 1);
+        assert_int_equal(d.hist.dtype, 14);
+        assert_int_equal(d.hist.nbin, 3);
+        assert_true(d.hist.incr == 0.75);
+        for (size_t i = 0; i < 3; i++)
+            assert_true(ckpt_hist_bin(&d.hist, i) == hist_bin[i]);
+        for (size_t i = 0; i < 6; i++)
+            assert_true(ckpt_hist_range(&d.hist, i) == hist_range[i]);
+        htu_assert_region_eq(&g, &d);
+        free(copy);
+        free(rec);
+    }
+    /* a histogram with no bins */
+    struct ckpt_region g = full_region(2, 1), d;
+    g.hist.nbin = 0;
+    g.hist.range = NULL;
+    g.hist.bin = NULL;
+    size_t len;
+    uint8_t *rec = enc_region(&g, &len);
+    HTU_OK(ckpt_rec_region_decode(&d, rec, len, NULL));
+    assert_int_equal(d.has_hist, 1);
+    assert_int_equal(d.hist.nbin, 0);
+    free(rec);
+}
+
+static void test_region_encode_rejects_bad_input(void **state)
+{
+    (void)state;
+    uint8_t buf[1024];
+    size_t len;
+    struct ckpt_region g = full_region(2, 1);
+    g.ndim = 0;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    g.ndim = CKPT_MAX_DIM + 1;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    g = full_region(2, 1);
+    g.hist.nbin = -1;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    g = full_region(2, 1);
+    g.hist.bin = NULL;
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, NULL));
+}
+
+/* ------------------------------------------------------------------ */
+/* damaged records                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The four kinds of record, fully populated, for the damage tests. */
+static uint8_t *sample(enum rec_kind k, size_t *len)
+{
+    static const int32_t iv[3] = {1, 2, 3};
+    switch (k) {
+    case R_OBJ: {
+        struct ckpt_obj o = full_obj(3);
+        return enc_obj(&o, len);
+    }
+    case R_KVTAG: {
+        struct ckpt_kvtag t = {"a-tag", BULKI_T_INT, sizeof iv, iv};
+        return enc_kvtag(&t, len);
+    }
+    case R_CONT: {
+        struct ckpt_cont c = {1000000001ull, "/run-7", "x=y"};
+        return enc_cont(&c, len);
+    }
+    default: {
+        struct ckpt_region g = full_region(3, 1);
+        return enc_region(&g, len);
+    }
+    }
+}
+
+static void test_every_prefix_of_an_object_record_is_rejected(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *rec = sample(R_OBJ, &len);
+    HTU_OK(decode_any(R_OBJ, rec, len));
+    for (size_t n = 0; n < len; n++)
+        HTU_RC(CKPT_E_RECORD, decode_any(R_OBJ, rec, n));
+    free(rec);
+}
+
+static void test_every_prefix_of_other_records_is_rejected(void **state)
+{
+    (void)state;
+    const enum rec_kind kinds[] = {R_KVTAG, R_CONT, R_REGION};
+    for (size_t k = 0; k < NELEM(kinds); k++) {
+        size_t len;
+        uint8_t *rec = sample(kinds[k], &len);
+        HTU_OK(decode_any(kinds[k], rec, len));
+        for (size_t n = 0; n < len; n++)
+            HTU_RC(CKPT_E_RECORD, decode_any(kinds[k], rec, n));
+        free(rec);
+    }
+}
+
+static void test_trailing_bytes_are_rejected(void **state)
+{
+    (void)state;
+    const enum rec_kind kinds[] = {R_OBJ, R_KVTAG, R_CONT, R_REGION};
+    for (size_t k = 0; k < NELEM(kinds); k++) {
+        size_t len;
+        uint8_t *rec = sample(kinds[k], &len);
+        uint8_t *big = calloc(1, len + 3);
+        assert_non_null(big);
+        memcpy(big, rec, len);
+        HTU_RC(CKPT_E_RECORD, decode_any(kinds[k], big, len + 1));
+        HTU_RC(CKPT_E_RECORD, decode_any(kinds[k], big, len + 3));
+        free(big);
+        free(rec);
+    }
+}
+
+static void test_random_byte_flips_never_crash(void **state)
+{
+    (void)state;
+    const enum rec_kind kinds[] = {R_OBJ, R_KVTAG, R_CONT, R_REGION};
+    uint64_t seed = 0x5EEDC0DEull;
+    size_t ok = 0, bad = 0;
+    for (size_t k = 0; k < NELEM(kinds); k++) {
+        size_t len;
+        uint8_t *rec = sample(kinds[k], &len);
+        uint8_t *m = malloc(len);
+        assert_non_null(m);
+        for (int iter = 0; iter < 3000; iter++) {
+            memcpy(m, rec, len);
+            int flips = 1 + (int)(htu_rand(&seed) % 3);
+            for (int f = 0; f < flips; f++) {
+                size_t at = (size_t)(htu_rand(&seed) % len);
+                uint8_t x = (uint8_t)(1 + htu_rand(&seed) % 255);
+                m[at] ^= x;
+            }
+            int rc = decode_any(kinds[k], m, len);
+            if (rc != 0 && rc != CKPT_E_RECORD)
+                fail_msg("kind %zu iter %d: decode returned %d (%s)", k, iter, rc, ckpt_errname(rc));
+            if (rc == 0)
+                ok++;
+            else
+                bad++;
+        }
+        free(m);
+        free(rec);
+    }
+    /* most flips hit structure and are refused; some hit value bytes */
+    assert_true(bad > 0);
+    print_message("byte flips: %zu still decoded, %zu refused\n", ok, bad);
+}
+
+static void test_random_garbage_is_rejected(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    uint8_t buf[96];
+    const enum rec_kind kinds[] = {R_OBJ, R_KVTAG, R_CONT, R_REGION};
+    for (int iter = 0; iter < 4000; iter++) {
+        size_t len = (size_t)(htu_rand(&seed) % sizeof buf);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (uint8_t)htu_rand(&seed);
+        int rc = decode_any(kinds[iter % 4], buf, len);
+        assert_true(rc == 0 || rc == CKPT_E_RECORD);
+    }
+}
+
+/* Table records decode as given; each required field left out, and each
+ * field given a wrong type, gives CKPT_E_RECORD. */
+static void check_required(enum rec_kind kind, size_t (*fill)(bulki_pair *), const char *const *req,
+                           size_t nreq, const char *const *opt, size_t nopt)
+{
+    bulki_pair p[32];
+    size_t n = fill(p), len;
+    uint8_t *rec = enc_variant(p, n, NULL, NULL, &len);
+    HTU_OK(decode_any(kind, rec, len));
+    free(rec);
+    for (size_t i = 0; i < nreq; i++) {
+        rec = enc_variant(p, n, req[i], NULL, &len);
+        if (decode_any(kind, rec, len) != CKPT_E_RECORD)
+            fail_msg("record kind %d without required field \"%s\" was accepted", (int)kind, req[i]);
+        free(rec);
+    }
+    for (size_t i = 0; i < nopt; i++) {
+        rec = enc_variant(p, n, opt[i], NULL, &len);
+        if (decode_any(kind, rec, len) != 0)
+            fail_msg("record kind %d without optional field \"%s\" was refused", (int)kind, opt[i]);
+        free(rec);
+    }
+}
+
+static void test_missing_required_fields_are_rejected(void **state)
+{
+    (void)state;
+    static const char *const obj_req[] = {"obj_id", "obj_name", "time_step", "ndim", "dims"};
+    static const char *const obj_opt[] = {"cont_id", "user_id", "app_name", "data_type",
+                                          "create_time", "last_modified_time", "data_location",
+                                          "tags", "transform_state", "data_server_id",
+                                          "region_partition", "consistency"};
+    check_required(R_OBJ, obj_pairs, obj_req, NELEM(obj_req), obj_opt, NELEM(obj_opt));
+    static const char *const tag_req[] = {"name", "type", "value"};
+    check_required(R_KVTAG, kvtag_pairs, tag_req, NELEM(tag_req), NULL, 0);
+    static const char *const cont_req[] = {"cont_id", "cont_name"};
+    static const char *const cont_opt[] = {"tags"};
+    check_required(R_CONT, cont_pairs, cont_req, NELEM(cont_req), cont_opt, NELEM(cont_opt));
+    static const char *const reg_req[] = {"obj_id", "ndim", "start", "count", "data_size"};
+    static const char *const reg_opt[] = {"unit_size", "data_loc_type", "storage_location", "offset",
+                                          "cache_location", "cache_offset", "hist"};
+    check_required(R_REGION, region_pairs, reg_req, NELEM(reg_req), reg_opt, NELEM(reg_opt));
+}
+
+static void test_histogram_missing_or_inconsistent_fields_are_rejected(void **state)
+{
+    (void)state;
+    static const char *const hist_req[] = {"dtype", "nbin", "range", "bin", "incr"};
+    bulki_pair p[32];
+    size_t n = region_pairs(p), len;
+    for (size_t i = 0; i < NELEM(hist_req); i++) {
+        bulki_pair hp[8];
+        size_t m = 0;
+        for (size_t j = 0; j < NELEM(v_hist_pairs); j++)
+            if (strncmp(v_hist_pairs[j].key.u.data, hist_req[i], v_hist_pairs[j].key.len) != 0 ||
+                strlen(hist_req[i]) != v_hist_pairs[j].key.len)
+                hp[m++] = v_hist_pairs[j];
+        const bulki_doc hd = {m, hp};
+        const bulki_value hv = BULKI_V_DOC(&hd);
+        uint8_t *rec = enc_variant(p, n, "hist", &hv, &len);
+        if (decode_any(R_REGION, rec, len) != CKPT_E_RECORD)
+            fail_msg("histogram without \"%s\" was accepted", hist_req[i]);
+        free(rec);
+    }
+    /* nbin does not match the arrays */
+    static const int32_t three = 3, minus = -1;
+    const bulki_value bad_nbin[] = {BULKI_V_ITEM(BULKI_T_INT32, &three),
+                                    BULKI_V_ITEM(BULKI_T_INT32, &minus)};
+    for (size_t i = 0; i < NELEM(bad_nbin); i++) {
+        bulki_pair hp[8];
+        memcpy(hp, v_hist_pairs, sizeof v_hist_pairs);
+        hp[1].value = bad_nbin[i];
+        const bulki_doc hd = {NELEM(v_hist_pairs), hp};
+        const bulki_value hv = BULKI_V_DOC(&hd);
+        uint8_t *rec = enc_variant(p, n, "hist", &hv, &len);
+        HTU_RC(CKPT_E_RECORD, decode_any(R_REGION, rec, len));
+        free(rec);
+    }
+    /* bins of the wrong type */
+    {
+        bulki_pair hp[8];
+        memcpy(hp, v_hist_pairs, sizeof v_hist_pairs);
+        hp[3].value = BULKI_V_ARRAY(BULKI_T_DOUBLE, v_range4, 2);
+        const bulki_doc hd = {NELEM(v_hist_pairs), hp};
+        const bulki_value hv = BULKI_V_DOC(&hd);
+        uint8_t *rec = enc_variant(p, n, "hist", &hv, &len);
+        HTU_RC(CKPT_E_RECORD, decode_any(R_REGION, rec, len));
+        free(rec);
+    }
+    /* "hist" that is not a BULKI */
+    const bulki_value notdoc = BULKI_V_ITEM(BULKI_T_UINT64, &v_u64);
+    uint8_t *rec = enc_variant(p, n, "hist", &notdoc, &len);
+    HTU_RC(CKPT_E_RECORD, decode_any(R_REGION, rec, len));
+    free(rec);
+}
+
+static void test_mistyped_fields_are_rejected(void **state)
+{
+    (void)state;
+    static const int64_t big = (int64_t)INT32_MAX + 1, neg = -1;
+    static const uint64_t dims5[5] = {1, 2, 3, 4, 5};
+    static const uint32_t three = 3, zero = 0, five = 5;
+    static const double dbl = 1.0;
+    struct {
+        enum rec_kind kind;
+        size_t (*fill)(bulki_pair *);
+        const char *key;
+        bulki_value v;
+    } cases[] = {
+        {R_OBJ, obj_pairs, "obj_name", BULKI_V_ITEM(BULKI_T_UINT64, &v_u64)},
+        {R_OBJ, obj_pairs, "obj_id", K("not-a-number")},
+        {R_OBJ, obj_pairs, "obj_id", BULKI_V_ITEM(BULKI_T_INT64, &neg)},
+        {R_OBJ, obj_pairs, "time_step", BULKI_V_ITEM(BULKI_T_INT64, &big)},
+        {R_OBJ, obj_pairs, "user_id", BULKI_V_ITEM(BULKI_T_INT64, &big)},
+        {R_OBJ, obj_pairs, "dims", BULKI_V_ARRAY(BULKI_T_UINT64, dims5, 5)},
+        {R_OBJ, obj_pairs, "dims", BULKI_V_ARRAY(BULKI_T_DOUBLE, &dbl, 1)},
+        {R_OBJ, obj_pairs, "ndim", BULKI_V_ITEM(BULKI_T_UINT32, &three)},
+        {R_OBJ, obj_pairs, "ndim", BULKI_V_ITEM(BULKI_T_UINT32, &five)},
+        {R_OBJ, obj_pairs, "region_partition", BULKI_V_ITEM(BULKI_T_INT64, &big)},
+        {R_OBJ, obj_pairs, "app_name", BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {R_KVTAG, kvtag_pairs, "name", BULKI_V_ITEM(BULKI_T_INT32, &v_i32)},
+        {R_KVTAG, kvtag_pairs, "type", BULKI_V_ITEM(BULKI_T_INT64, &big)},
+        {R_KVTAG, kvtag_pairs, "value", BULKI_V_DOC(&v_hist_doc)},
+        {R_CONT, cont_pairs, "cont_name", BULKI_V_ITEM(BULKI_T_UINT64, &v_u64)},
+        {R_CONT, cont_pairs, "cont_id", K("x")},
+        {R_REGION, region_pairs, "ndim", BULKI_V_ITEM(BULKI_T_UINT32, &three)},
+        {R_REGION, region_pairs, "ndim", BULKI_V_ITEM(BULKI_T_UINT32, &zero)},
+        {R_REGION, region_pairs, "count", BULKI_V_ARRAY(BULKI_T_UINT64, dims5, 3)},
+        {R_REGION, region_pairs, "start", BULKI_V_ARRAY(BULKI_T_UINT64, dims5, 5)},
+        {R_REGION, region_pairs, "data_size", K("big")},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        bulki_pair p[32];
+        size_t n = cases[i].fill(p), len;
+        uint8_t *rec = enc_variant(p, n, cases[i].key, &cases[i].v, &len);
+        int rc = decode_any(cases[i].kind, rec, len);
+        if (rc != CKPT_E_RECORD)
+            fail_msg("case %zu (field \"%s\"): decode returned %d, expected CKPT_E_RECORD", i,
+                     cases[i].key, rc);
+        free(rec);
+    }
+    /* both start and count empty: a region needs at least one dimension */
+    bulki_pair p[32];
+    size_t n = region_pairs(p), len;
+    const bulki_value empty = BULKI_V_ARRAY(BULKI_T_UINT64, dims5, 0);
+    const bulki_value nd0 = BULKI_V_ITEM(BULKI_T_UINT32, &zero);
+    p[2].value = empty;
+    p[3].value = empty;
+    uint8_t *rec = enc_variant(p, n, "ndim", &nd0, &len);
+    HTU_RC(CKPT_E_RECORD, decode_any(R_REGION, rec, len));
+    free(rec);
+    /* a record that is a single value, not a BULKI */
+    uint8_t vbuf[64];
+    size_t vlen;
+    const bulki_value single = BULKI_V_ITEM(BULKI_T_UINT64, &v_u64);
+    assert_int_equal(bulki_encode_value(&vlen, vbuf, sizeof vbuf, &single), 0);
+    HTU_RC(CKPT_E_RECORD, decode_any(R_OBJ, vbuf, vlen));
+    HTU_RC(CKPT_E_RECORD, decode_any(R_REGION, vbuf, vlen));
+}
+
+static void test_unknown_fields_are_ignored(void **state)
+{
+    (void)state;
+    bulki_pair p[32];
+    size_t n = obj_pairs(p), len;
+    p[n].key = K("a_field_from_the_future");
+    p[n].value = K("ignored");
+    n++;
+    uint8_t *rec = enc_variant(p, n, NULL, NULL, &len);
+    struct ckpt_obj o;
+    HTU_OK(ckpt_rec_obj_decode(&o, rec, len, NULL));
+    assert_string_equal(o.obj_name, "name-a");
+    assert_int_equal(o.ndim, 2);
+    assert_true(o.dims[1] == 128);
+    free(rec);
+}
+
+static void test_decode_of_a_record_of_another_kind_is_rejected(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *cont = sample(R_CONT, &len);
+    HTU_RC(CKPT_E_RECORD, decode_any(R_OBJ, cont, len));
+    HTU_RC(CKPT_E_RECORD, decode_any(R_REGION, cont, len));
+    HTU_RC(CKPT_E_RECORD, decode_any(R_KVTAG, cont, len));
+    free(cont);
+    uint8_t *tag = sample(R_KVTAG, &len);
+    HTU_RC(CKPT_E_RECORD, decode_any(R_CONT, tag, len));
+    free(tag);
+}
+
+/* ------------------------------------------------------------------ */
+/* too-small buffers                                                   */
+/* ------------------------------------------------------------------ */
+
+static int encode_kind(enum rec_kind k, uint8_t *buf, size_t cap, size_t *len)
+{
+    static const int32_t iv[3] = {1, 2, 3};
+    struct ckpt_obj o = full_obj(4);
+    struct ckpt_kvtag t = {"a-tag", BULKI_T_INT, sizeof iv, iv};
+    struct ckpt_cont c = {1000000001ull, "/run-7", "x=y"};
+    struct ckpt_region g = full_region(4, 1);
+    switch (k) {
+    case R_OBJ:
+        return ckpt_rec_obj_encode(buf, cap, len, &o);
+    case R_KVTAG:
+        return ckpt_rec_kvtag_encode(buf, cap, len, &t);
+    case R_CONT:
+        return ckpt_rec_cont_encode(buf, cap, len, &c);
+    default:
+        return ckpt_rec_region_encode(buf, cap, len, &g);
+    }
+}
+
+static void test_encode_into_too_small_buffer_is_an_error(void **state)
+{
+    (void)state;
+    const enum rec_kind kinds[] = {R_OBJ, R_KVTAG, R_CONT, R_REGION};
+    for (size_t k = 0; k < NELEM(kinds); k++) {
+        size_t need = 0, got = 0;
+        HTU_OK(encode_kind(kinds[k], NULL, 0, &need));
+        uint8_t *buf = malloc(need + 64);
+        assert_non_null(buf);
+        for (size_t cap = 0; cap < need; cap += (cap < 16 || need - cap < 16) ? 1 : 7) {
+            memset(buf, 0xA5, need + 64);
+            int rc = encode_kind(kinds[k], buf, cap, &got);
+            if (rc == 0)
+                fail_msg("kind %zu: encode into %zu of %zu bytes succeeded", k, cap, need);
+            HTU_RC(CKPT_E_NOSPACE, rc);
+            for (size_t i = cap; i < need + 64; i++)
+                if (buf[i] != 0xA5)
+                    fail_msg("kind %zu: encode with cap %zu wrote byte %zu", k, cap, i);
+        }
+        memset(buf, 0xA5, need + 64);
+        HTU_OK(encode_kind(kinds[k], buf, need, &got));
+        assert_int_equal(got, need);
+        for (size_t i = need; i < need + 64; i++)
+            assert_int_equal(buf[i], 0xA5);
+        HTU_OK(decode_any(kinds[k], buf, need));
+        free(buf);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* routing                                                             */
+/* ------------------------------------------------------------------ */
+
+static void test_djb2_matches_pdc(void **state)
+{
+    (void)state;
+    /* hash = 5381; hash = hash * 33 + c (c a signed char), mod 2^32;
+     * computed by hand / independently */
+    assert_int_equal(ckpt_djb2(""), 5381u);
+    assert_int_equal(ckpt_djb2("a"), 177670u);       /* 5381*33 + 97 */
+    assert_int_equal(ckpt_djb2("ab"), 5863208u);     /* 177670*33 + 98 */
+    assert_int_equal(ckpt_djb2("obj_0"), 269429903u);
+    assert_int_equal(ckpt_djb2("/container/run-42"), 3103468910u);
+    assert_int_equal(ckpt_djb2("a-rather-long-object-name-that-wraps-around-32-bits"), 3850135847u);
+    /* bytes >= 0x80 count as negative (char is signed on x86-64) */
+    assert_int_equal(ckpt_djb2("\xc3\xa9t\xc3\xa9"), 58808753u);
+    assert_int_equal(ckpt_djb2("\xe9"), 177550u);    /* 5381*33 - 23 */
+}
+
+static void test_home_ranks_follow_pdc_routing(void **state)
+{
+    (void)state;
+    /* objects: (djb2(name) + time_step) % n, in 32-bit unsigned arithmetic */
+    assert_int_equal(ckpt_home_obj("obj_0", 7, 4), (269429903u + 7u) % 4u);
+    assert_int_equal(ckpt_home_obj("obj_0", 7, 4), 2);
+    assert_int_equal(ckpt_home_obj("/container/run-42", 0, 3), 2);
+    assert_int_equal(ckpt_home_obj("ab", -5, 5), 3); /* (5863208 + 2^32 - 5) mod 2^32 mod 5 */
+    assert_int_equal(ckpt_home_obj("anything", 12345, 1), 0);
+    /* containers: djb2(name) % n */
+    assert_int_equal(ckpt_home_cont("/container/run-42", 3), 2);
+    assert_int_equal(ckpt_home_cont("ab", 7), 1);
+    assert_int_equal(ckpt_home_cont("x", 1), 0);
+    for (int ts = 0; ts < 50; ts++) {
+        char name[32];
+        snprintf(name, sizeof name, "o%d", ts * 7);
+        for (int n = 1; n <= 9; n++) {
+            assert_int_equal(ckpt_home_obj(name, ts, n), (int)((ckpt_djb2(name) + (uint32_t)ts) % (uint32_t)n));
+            assert_int_equal(ckpt_home_cont(name, n), (int)(ckpt_djb2(name) % (uint32_t)n));
+        }
+    }
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, htu_setup, htu_teardown)
+
+int main(void)
+{
+    init_tables();
+    const struct CMUnitTest tests[] = {
+        T(test_obj_roundtrip_all_fields_0_to_4_dims),
+        T(test_obj_roundtrip_extreme_values),
+        T(test_obj_roundtrip_empty_and_null_strings),
+        T(test_obj_encode_rejects_bad_input),
+        T(test_kvtag_roundtrip_scalars_and_strings),
+        T(test_kvtag_string_size_counts_nul),
+        T(test_kvtag_roundtrip_int_arrays),
+        T(test_kvtag_odd_sizes_kept_as_raw_bytes),
+        T(test_kvtag_encode_rejects_bad_input),
+        T(test_cont_roundtrip),
+        T(test_region_roundtrip_without_histogram),
+        T(test_region_roundtrip_with_histogram),
+        T(test_region_encode_rejects_bad_input),
+        T(test_every_prefix_of_an_object_record_is_rejected),
+        T(test_every_prefix_of_other_records_is_rejected),
+        T(test_trailing_bytes_are_rejected),
+        T(test_random_byte_flips_never_crash),
+        T(test_random_garbage_is_rejected),
+        T(test_missing_required_fields_are_rejected),
+        T(test_histogram_missing_or_inconsistent_fields_are_rejected),
+        T(test_mistyped_fields_are_rejected),
+        T(test_unknown_fields_are_ignored),
+        T(test_decode_of_a_record_of_another_kind_is_rejected),
+        T(test_encode_into_too_small_buffer_is_an_error),
+        T(test_djb2_matches_pdc),
+        T(test_home_ranks_follow_pdc_routing),
+    };
+    return cmocka_run_group_tests_name("hooks records", tests, NULL, NULL);
+}
