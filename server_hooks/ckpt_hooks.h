@@ -114,8 +114,16 @@ struct ckpt_hooks_opts {
     int sync_mode;              /* enum ckpt_sync_mode */
     unsigned sync_ms;           /* background sync period */
     size_t map_size;            /* initial map size (it grows by itself) */
+    /* Node-local store with a shared copy (SCR/VeloC style): when set, the
+     * live store is store_root (e.g. node-local SSD or tmpfs), and
+     * checkpoint and close also publish a consistent copy of this rank's
+     * environment to shared_root (e.g. the parallel file system). A restart
+     * whose local environment is gone (node replaced) starts from the
+     * shared copy. NULL: off. */
+    const char *shared_root;
 };
-#define CKPT_HOOKS_OPTS_INIT {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20}
+#define CKPT_HOOKS_OPTS_INIT                                                    \
+    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the
@@ -126,6 +134,7 @@ struct ckpt_hooks_opts {
  *   PDC_CKPT_COMMIT_MS    T
  *   PDC_CKPT_SYNC         sync | interval | close
  *   PDC_CKPT_SYNC_MS      background sync period
+ *   PDC_CKPT_SHARED_DIR   shared_root: publish copies there (node-local mode)
  * `root_buf` (PATH_MAX bytes) holds the root string. Returns CKPT_E_INVAL
  * naming the variable if a value does not parse.
  */
@@ -138,7 +147,8 @@ int ckpt_hooks_open(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
 /* Open an existing store read-only, for lookups only (tools, verifiers):
  * takes no write lock, changes nothing, works while a server writes. */
 int ckpt_hooks_open_readonly(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
-/* Commit now. */
+/* Commit now; with shared_root, then publish the shared copy (this costs a
+ * copy of the rank's whole environment). */
 int ckpt_hooks_checkpoint(ckpt_hooks *h);
 /* Commit, make durable, mark clean, release. On error the handle stays
  * open and nothing is lost (ckpt_store_close). close(NULL) is a no-op. */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ckpt_hooks_mpi.h"
+#include "hooks_int.h"
 
 #define RH_NEW ".rehome"
 #define RH_OLD ".rehome-old"
@@ -618,6 +619,11 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     if (o->rank != me || o->nranks != size)
         return ckpt_error(CKPT_E_INVAL, "elastic restart: opts say rank %d of %d, the communicator "
                           "rank %d of %d", o->rank, o->nranks, me, size);
+    /* node-local mode: a replaced node starts from the shared copy */
+    if (o->shared_root)
+        rc = ckpt_shared_restore(o->store_root, o->shared_root, me);
+    if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+        return rc;
     /* 0: recovery, and the old rank count */
     int info[2] = {0, 0};
     if (me == 0) {
@@ -633,6 +639,13 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     s.old_nranks = info[0];
     s.new_nranks = size;
     s.recovered = info[1];
+    if (o->shared_root && s.old_nranks > size) {
+        /* old ranks beyond this count have no process of their own */
+        for (int i = me + size; rc == 0 && i < s.old_nranks; i += size)
+            rc = ckpt_shared_restore(o->store_root, o->shared_root, i);
+        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+            return rc;
+    }
     if (s.old_nranks == size) {
         rc = ckpt_hooks_restart_map(out, o);
         if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {

@@ -10,10 +10,12 @@
 
 #include "bulki.h"
 #include "ckpt_hooks.h"
+#include "hooks_int.h"
 
 struct ckpt_hooks {
     ckpt_store *st;
     int rank, nranks;
+    char *local_root, *shared_root; /* node-local mode, else NULL */
 };
 
 struct ckpt_hooks_read {
@@ -40,6 +42,7 @@ static int env_uint(const char *var, unsigned *out)
 int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t root_len)
 {
     const char *dir = getenv("PDC_CKPT_DIR"), *tmp = getenv("PDC_TMPDIR"), *sync = getenv("PDC_CKPT_SYNC");
+    const char *shared = getenv("PDC_CKPT_SHARED_DIR");
     int rc;
     if (o == NULL || root_buf == NULL)
         return CKPT_E_INVAL;
@@ -48,6 +51,8 @@ int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t r
     if (n < 0 || (size_t)n >= root_len)
         return ckpt_error(CKPT_E_NAMETOOLONG, "store root from PDC_CKPT_DIR/PDC_TMPDIR is too long");
     o->store_root = root_buf;
+    if (shared && *shared)
+        o->shared_root = shared;
     if ((rc = env_uint("PDC_CKPT_COMMIT_EVERY", &o->commit_every)) != 0 ||
         (rc = env_uint("PDC_CKPT_COMMIT_MS", &o->commit_ms)) != 0 ||
         (rc = env_uint("PDC_CKPT_SYNC_MS", &o->sync_ms)) != 0)
@@ -83,7 +88,23 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.create = !readonly;
     if ((h = calloc(1, sizeof *h)) == NULL)
         return ckpt_error(CKPT_E_NOMEM, "out of memory");
+    if (!readonly && o->shared_root) {
+        h->local_root = strdup(o->store_root);
+        h->shared_root = strdup(o->shared_root);
+        if (h->local_root == NULL || h->shared_root == NULL)
+            rc = ckpt_error(CKPT_E_NOMEM, "out of memory");
+        else
+            rc = ckpt_shared_restore(o->store_root, o->shared_root, o->rank);
+        if (rc) {
+            free(h->local_root);
+            free(h->shared_root);
+            free(h);
+            return rc;
+        }
+    }
     if ((rc = ckpt_store_open(&h->st, &so)) != 0) {
+        free(h->local_root);
+        free(h->shared_root);
         free(h);
         return rc;
     }
@@ -116,7 +137,19 @@ int ckpt_hooks_restart_map(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
 
 int ckpt_hooks_checkpoint(ckpt_hooks *h)
 {
-    return h ? ckpt_store_checkpoint(h->st) : CKPT_E_INVAL;
+    if (h == NULL)
+        return CKPT_E_INVAL;
+    int rc = ckpt_store_checkpoint(h->st);
+    if (rc == 0 && h->shared_root)
+        rc = ckpt_shared_publish(h->st, h->shared_root, h->rank);
+    return rc;
+}
+
+static void free_hooks(ckpt_hooks *h)
+{
+    free(h->local_root);
+    free(h->shared_root);
+    free(h);
 }
 
 int ckpt_hooks_close(ckpt_hooks *h)
@@ -124,8 +157,23 @@ int ckpt_hooks_close(ckpt_hooks *h)
     if (h == NULL)
         return 0;
     int rc = ckpt_store_close(h->st);
-    if (rc == 0)
-        free(h);
+    if (rc)
+        return rc;
+    h->st = NULL;
+    if (h->shared_root) {
+        /* publish the closed (clean, synced) environment */
+        struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
+        ckpt_store *ro;
+        so.root = h->local_root;
+        so.rank = h->rank;
+        so.readonly = 1;
+        so.create = 0;
+        if ((rc = ckpt_store_open(&ro, &so)) == 0) {
+            rc = ckpt_shared_publish(ro, h->shared_root, h->rank);
+            ckpt_store_close(ro);
+        }
+    }
+    free_hooks(h);
     return rc;
 }
 
@@ -134,7 +182,7 @@ void ckpt_hooks_discard(ckpt_hooks *h)
     if (h == NULL)
         return;
     ckpt_store_discard(h->st);
-    free(h);
+    free_hooks(h);
 }
 
 const char *ckpt_hooks_errmsg(const ckpt_hooks *h)

@@ -337,8 +337,10 @@ int model_obj_delete(model_server *m, uint64_t id)
     return rc;
 }
 
-/* Put tag into list *head, replacing one of the same name. */
-static int list_put_tag(struct m_tag **head, const struct ckpt_kvtag *t)
+/* Put tag into list *head, replacing one of the same name; with
+ * `unique` (a rebuild: the store holds one tag per name and owner) just
+ * push it, without the O(list) search for a twin. */
+static int list_put_tag_ex(struct m_tag **head, const struct ckpt_kvtag *t, int unique)
 {
     struct m_tag *n = calloc(1, sizeof *n);
     void *val = malloc(t->size ? t->size : 1);
@@ -354,6 +356,11 @@ static int list_put_tag(struct m_tag **head, const struct ckpt_kvtag *t)
     n->t = *t;
     n->t.name = name;
     n->t.value = val;
+    if (unique) {
+        n->next = *head;
+        *head = n;
+        return 0;
+    }
     struct m_tag **pp = head;
     while (*pp && strcmp((*pp)->t.name, t->name) != 0)
         pp = &(*pp)->next;
@@ -390,13 +397,18 @@ static struct m_tag **tag_list(model_server *m, uint64_t owner)
     return c ? &c->tags : NULL;
 }
 
-static int fill_tag(model_server *m, uint64_t owner, const struct ckpt_kvtag *t)
+static int fill_tag_ex(model_server *m, uint64_t owner, const struct ckpt_kvtag *t, int unique)
 {
     struct m_tag **list = tag_list(m, owner);
     if (list == NULL)
         return ckpt_error(CKPT_E_NOTFOUND, "kvtag %s: no object or container %llu on rank %d",
                           t->name, (unsigned long long)owner, m->rank);
-    return list_put_tag(list, t);
+    return list_put_tag_ex(list, t, unique);
+}
+
+static int fill_tag(model_server *m, uint64_t owner, const struct ckpt_kvtag *t)
+{
+    return fill_tag_ex(m, owner, t, 0);
 }
 
 int model_kvtag_put(model_server *m, uint64_t owner, const struct ckpt_kvtag *t)
@@ -695,7 +707,7 @@ static int rb_obj(const struct ckpt_obj *o, void *p)
 
 static int rb_kvtag(uint64_t owner, const struct ckpt_kvtag *t, void *p)
 {
-    return fill_tag(p, owner, t);
+    return fill_tag_ex(p, owner, t, 1);
 }
 
 static int rb_member(uint64_t cont, uint64_t obj, void *p)

@@ -182,6 +182,10 @@ int ckpt_store_close(ckpt_store *st);
 void ckpt_store_discard(ckpt_store *st);
 
 /* Message of this thread's last failed store call (st may be NULL). */
+/* Copy the last commit of the environment into a new directory dest
+ * (created 0700; it must not exist), as data.mdb, with LMDB's copy API:
+ * consistent while writers go on. compact: leave free pages out. */
+int ckpt_store_copy(ckpt_store *st, const char *dest, int compact);
 const char *ckpt_store_errmsg(const ckpt_store *st);
 /* Set this thread's error message (for layers above the store); returns
  * code. */

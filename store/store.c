@@ -525,6 +525,22 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
     return 0;
 }
 
+/* A writer's root (and rank directory), where they exist, must be
+ * directories this user owns: metadata must not land in, or be readable
+ * through, someone else's directory. */
+static int check_owned(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return errno == ENOENT ? 0 : ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s", path);
+    if (!S_ISDIR(sb.st_mode))
+        return ckpt_seterr(NULL, CKPT_E_PERM, 0, "%s: store root is not a directory", path);
+    if (sb.st_uid != geteuid())
+        return ckpt_seterr(NULL, CKPT_E_PERM, 0, "%s: owned by uid %ld, not by this user (uid %ld); "
+                           "refusing to keep a store there", path, (long)sb.st_uid, (long)geteuid());
+    return 0;
+}
+
 int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
 {
     ckpt_store *st;
@@ -563,6 +579,9 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
             release(st);
             return rc;
         }
+    } else if ((rc = check_owned(o->root)) != 0 || (rc = check_owned(st->path)) != 0) {
+        release(st);
+        return rc;
     } else if ((rc = mkdirs(st->path)) != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create the store directory",
                                st->path);
@@ -607,6 +626,21 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     }
     MDB_envinfo ei;
     mdb_env_info(st->env, &ei);
+    {
+        /* LMDB maps the file and trusts it: a data.mdb cut shorter than its
+         * last committed page would fault (SIGBUS) on first touch. */
+        MDB_stat es;
+        struct stat ds;
+        mdb_env_stat(st->env, &es);
+        uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
+        if (stat(data, &ds) == 0 && (uint64_t)ds.st_size < need) {
+            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %lld bytes, but its last "
+                             "committed page ends at byte %llu", data, (long long)ds.st_size,
+                             (unsigned long long)need);
+            release(st);
+            return rc;
+        }
+    }
     if (!o->readonly) {
         /* LMDB raises a map smaller than the data only to exactly the
          * data's size, which leaves no page for the meta commit below
@@ -662,12 +696,15 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     st->meta.clean = 0;
     st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
     st->meta.commits++;
-    /* This first commit records "open, not clean" durably, so that a crash
-     * from now on is visible at the next open. */
-    if ((rc = put_meta(st, txn, &st->meta)) != 0 || (rc = mdb_txn_commit(txn)) != 0 ||
-        (rc = mdb_env_sync(st->env, 1)) != 0) {
-        if (rc == 0)
-            mdb_txn_abort(txn);
+    /* This first commit records "open, not clean", so that a crash from now
+     * on is visible at the next open. It is as durable as the sync mode
+     * makes any commit (in "sync" mode LMDB fsyncs it): a process crash
+     * never loses it, and an fsync here would make every restart pay one. */
+    if ((rc = put_meta(st, txn, &st->meta)) != 0)
+        mdb_txn_abort(txn); /* a failed commit frees the txn by itself */
+    else
+        rc = mdb_txn_commit(txn);
+    if (rc != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot write meta at open",
                                st->path);
         release(st);
@@ -1057,4 +1094,25 @@ const char *ckpt_sync_mode_name(int mode)
     default:
         return "?";
     }
+}
+
+int ckpt_store_copy(ckpt_store *st, const char *dest, int compact)
+{
+    struct stat sb;
+    int rc;
+    if (st == NULL || dest == NULL)
+        return CKPT_E_INVAL;
+    if (stat(dest, &sb) == 0)
+        return ckpt_seterr(st, CKPT_E_EXISTS, 0, "%s: copy target already exists", dest);
+    if ((rc = mkdirs(dest)) != 0)
+        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: cannot create the copy directory", dest);
+    /* a read transaction inside LMDB: a consistent snapshot of the last
+     * commit, taken while writers go on */
+    pthread_rwlock_rdlock(&st->grow);
+    rc = mdb_env_copy2(st->env, dest, compact ? MDB_CP_COMPACT : 0);
+    pthread_rwlock_unlock(&st->grow);
+    if (rc)
+        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: copying %s/data.mdb there failed", dest,
+                           st->path);
+    return 0;
 }

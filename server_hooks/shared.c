@@ -1,0 +1,144 @@
+/*
+ * shared.c - node-local store with a copy on shared storage (the way
+ * SCR/VeloC-style HPC checkpointing works, and what PDC's
+ * PDC_CHECKPOINT_TMPFS approximates).
+ *
+ * Publishing rank r's copy into SHARED:
+ *   1. copy the last commit with LMDB's copy API into SHARED/rank-r.new
+ *      (consistent while the server goes on writing), fsync it;
+ *   2. SHARED/rank-r -> SHARED/rank-r.old, SHARED/rank-r.new -> SHARED/rank-r,
+ *      fsync SHARED, remove rank-r.old.
+ * At every moment SHARED holds a complete copy: rank-r, or (between the two
+ * renames) rank-r.old. Restoring picks rank-r, else rank-r.old.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hooks_int.h"
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static int rm_tree(const char *p)
+{
+    struct stat sb;
+    if (lstat(p, &sb) != 0)
+        return 0;
+    return nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int fsync_path(const char *p)
+{
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4200];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return ENAMETOOLONG;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+                return errno;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
+/* Finish an interrupted publish of rank-r, if any: returns whether a
+ * complete copy is now at SHARED/rank-r. A publish fsyncs rank-r.new before
+ * it renames anything, so when rank-r is missing but rank-r.old exists (a
+ * crash between the two renames) rank-r.new is complete and the newer copy;
+ * rank-r.new alone is an unfinished first copy and is ignored. */
+static int settle(const char *shared, int rank, char *cur, size_t n)
+{
+    char nw[4200], old[4200];
+    struct stat sb;
+    snprintf(cur, n, "%s/rank-%d", shared, rank);
+    snprintf(nw, sizeof nw, "%s/rank-%d.new", shared, rank);
+    snprintf(old, sizeof old, "%s/rank-%d.old", shared, rank);
+    if (stat(cur, &sb) == 0)
+        return 1;
+    if (stat(old, &sb) != 0)
+        return 0;
+    if (rename(stat(nw, &sb) == 0 ? nw : old, cur) != 0)
+        return 0;
+    fsync_path(shared);
+    return 1;
+}
+
+int ckpt_shared_publish(ckpt_store *st, const char *shared, int rank)
+{
+    char cur[4200], nw[4200], old[4200], data[4300];
+    int rc, e;
+    if ((e = mkdir_p(shared)) != 0)
+        return ckpt_error(CKPT_E_IO, "%s: cannot create the shared directory: %s", shared, strerror(e));
+    settle(shared, rank, cur, sizeof cur);
+    snprintf(nw, sizeof nw, "%s/rank-%d.new", shared, rank);
+    snprintf(old, sizeof old, "%s/rank-%d.old", shared, rank);
+    rm_tree(nw); /* left by an interrupted copy */
+    if ((rc = ckpt_store_copy(st, nw, 0)) != 0)
+        return rc;
+    snprintf(data, sizeof data, "%s/data.mdb", nw);
+    if (fsync_path(data) != 0 || fsync_path(nw) != 0)
+        return ckpt_error(CKPT_E_IO, "%s: fsync of the shared copy: %s", nw, strerror(errno));
+    struct stat sb;
+    if (stat(cur, &sb) == 0) {
+        rm_tree(old);
+        if (rename(cur, old) != 0)
+            return ckpt_error(CKPT_E_IO, "%s: %s", cur, strerror(errno));
+    }
+    if (rename(nw, cur) != 0 || fsync_path(shared) != 0)
+        return ckpt_error(CKPT_E_IO, "publishing %s: %s", cur, strerror(errno));
+    rm_tree(old);
+    return 0;
+}
+
+int ckpt_shared_restore(const char *local, const char *shared, int rank)
+{
+    char ldir[4200], ldata[4300], cur[4200];
+    struct stat sb;
+    snprintf(ldir, sizeof ldir, "%s/rank-%d", local, rank);
+    snprintf(ldata, sizeof ldata, "%s/data.mdb", ldir);
+    if (stat(ldata, &sb) == 0)
+        return 0; /* the local store is there: use it */
+    if (!settle(shared, rank, cur, sizeof cur))
+        return 0; /* no shared copy either: a fresh store */
+    /* the node was replaced: start from the shared copy */
+    struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
+    ckpt_store *ro;
+    int rc, e;
+    so.root = shared;
+    so.rank = rank;
+    so.readonly = 1;
+    so.create = 0;
+    if ((e = mkdir_p(local)) != 0)
+        return ckpt_error(CKPT_E_IO, "%s: %s", local, strerror(e));
+    rmdir(ldir); /* an empty leftover directory */
+    if ((rc = ckpt_store_open(&ro, &so)) != 0)
+        return rc;
+    rc = ckpt_store_copy(ro, ldir, 0);
+    ckpt_store_close(ro);
+    return rc;
+}
