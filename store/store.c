@@ -16,7 +16,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,6 +301,33 @@ static int grow_map(ckpt_store *st)
     return rc;
 }
 
+/* LMDB reports a short page write as EIO ("short write, filesystem
+ * full?"), and on a regular file a short write is the end of the space: a
+ * full file system or the file-size limit (a write that fits no byte gets
+ * ENOSPC/EFBIG itself). Says which, if either is the case now. */
+static int short_write_cause(const ckpt_store *st, char *why, size_t n)
+{
+    char data[4200];
+    struct stat sb;
+    struct rlimit rl;
+    struct statvfs fs;
+    snprintf(data, sizeof data, "%s/data.mdb", st->path);
+    if (stat(data, &sb) != 0)
+        return 0;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (unsigned long long)sb.st_size >= (unsigned long long)rl.rlim_cur) {
+        snprintf(why, n, ": no space left: data.mdb reached the file size limit (RLIMIT_FSIZE) "
+                 "of %llu bytes", (unsigned long long)rl.rlim_cur);
+        return 1;
+    }
+    if (statvfs(st->path, &fs) == 0 && (unsigned long long)fs.f_bavail * fs.f_frsize < (1ull << 20)) {
+        snprintf(why, n, ": no space left: the file system has %llu bytes free",
+                 (unsigned long long)fs.f_bavail * fs.f_frsize);
+        return 1;
+    }
+    return 0;
+}
+
 /* Apply the whole batch and commit it, growing the map as needed. Called
  * with st->mu held. `force` commits even an empty batch (meta changes). */
 static int commit_locked(ckpt_store *st, int force)
@@ -359,11 +388,14 @@ static int commit_locked(ckpt_store *st, int force)
     }
     if (rc) {
         int code = ckpt_map_lmdb(rc);
+        char why[160] = "";
         if (rc == MDB_PANIC)
             st->failed = 1;
+        if (rc == EIO && short_write_cause(st, why, sizeof why))
+            code = CKPT_E_NOSPACE;
         st->last_commit_err = code;
         return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
-                           "they stay staged", st->path, st->nops, what);
+                           "they stay staged%s", st->path, st->nops, what, why);
     }
     st->meta = m;
     st->id_seq_committed = m.id_seq;
@@ -469,12 +501,19 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
     if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
         MDB_stat ms;
         MDB_dbi main_dbi;
-        if (rc == MDB_NOTFOUND && !rdonly && st->opts.create && mdb_dbi_open(txn, NULL, 0, &main_dbi) == 0 &&
-            mdb_stat(txn, main_dbi, &ms) == 0 && ms.ms_entries == 0) {
+        int empty = rc == MDB_NOTFOUND && mdb_dbi_open(txn, NULL, 0, &main_dbi) == 0 &&
+                    mdb_stat(txn, main_dbi, &ms) == 0 && ms.ms_entries == 0;
+        if (empty && !rdonly && st->opts.create) {
             *fresh = 1;
             rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &st->dbi[CKPT_DB_META]);
             if (rc)
                 return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create database meta", st->path);
+        } else if (empty) {
+            /* a writer killed between LMDB's setup and the store's first
+             * commit: not another program's file, and no store either */
+            return ckpt_seterr(NULL, CKPT_E_NOSTORE, 0, "%s/data.mdb: an empty LMDB environment: the "
+                               "store's creation stopped before its first commit, so nothing was "
+                               "committed", st->path);
         } else {
             return ckpt_seterr(NULL, CKPT_E_NOTSTORE, 0,
                                "%s/data.mdb: an LMDB environment without pdc-ckpt's meta database: "
@@ -579,10 +618,21 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
             release(st);
             return rc;
         }
+        if (sb.st_size == 0) {
+            /* LMDB would set up a new environment in it (or fail with
+             * EBADF when read-only): nothing committed is left */
+            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: empty (0 bytes): truncated, or the store's "
+                             "creation stopped before anything was committed", data);
+            release(st);
+            return rc;
+        }
+    }
+    if (o->readonly) {
+        /* readers may look at any store */
     } else if ((rc = check_owned(o->root)) != 0 || (rc = check_owned(st->path)) != 0) {
         release(st);
         return rc;
-    } else if ((rc = mkdirs(st->path)) != 0) {
+    } else if (o->create && (rc = mkdirs(st->path)) != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create the store directory",
                                st->path);
         release(st);

@@ -1,0 +1,264 @@
+/*
+ * copy.c - ckpt-inspect copy ROOT DEST [--compact]: a consistent copy of
+ * every rank of a (possibly live) store with LMDB's own copy function,
+ * mdb_env_copy2, on an environment opened read-only (MDB_RDONLY). Each
+ * rank is copied as of one commit. With --compact, free pages are left
+ * out and the B-trees are rewritten (MDB_CP_COMPACT).
+ *
+ * LMDB's plain (non-compact) copy holds the environment's writer mutex
+ * while it copies the two meta pages (a few KiB), so that its snapshot is
+ * consistent: a server committing at that moment waits that long. The
+ * compacting copy uses only a read transaction.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <lmdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inspect.h"
+
+/* mkdir -p, owner-only for what it creates. */
+static int mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    struct stat sb;
+    if (n == 0 || n >= sizeof buf)
+        return ENAMETOOLONG;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+                return errno;
+            buf[i] = c;
+        }
+    }
+    if (stat(path, &sb) != 0)
+        return errno;
+    return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+}
+
+/* 1 (and the entry in what) if dir holds a store: a rank-* entry or a
+ * data.mdb; 0 if not; -1 if it cannot be read. */
+static int holds_store(const char *dir, char *what, size_t n)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+    if (d == NULL)
+        return -1;
+    while (!found && (de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "rank-", 5) == 0 || strcmp(de->d_name, "data.mdb") == 0) {
+            snprintf(what, n, "%s/%s", dir, de->d_name);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static int fsync_path(const char *path, int dir)
+{
+    int fd = open(path, O_RDONLY | (dir ? O_DIRECTORY : 0) | O_CLOEXEC);
+    int rc = 0;
+    if (fd < 0)
+        return errno;
+    if (fsync(fd) != 0)
+        rc = errno;
+    close(fd);
+    return rc;
+}
+
+/* Copy the environment in src into the (existing, empty) directory dst. */
+static int copy_env(const char *src, const char *dst, int compact, char *what, size_t wn)
+{
+    MDB_env *env = NULL;
+    char data[PATH_MAX + 16];
+    int rc;
+    snprintf(data, sizeof data, "%s/data.mdb", dst);
+    snprintf(what, wn, "mdb_env_open");
+    if ((rc = mdb_env_create(&env)) != 0)
+        return rc;
+    /* no map size set: a read-only environment maps the size in the file */
+    if ((rc = mdb_env_set_maxdbs(env, 16)) == 0 &&
+        (rc = mdb_env_open(env, src, MDB_RDONLY | MDB_NOTLS, 0600)) == 0) {
+        snprintf(what, wn, "mdb_env_copy2");
+        for (int tries = 0; tries < 4; tries++) {
+            rc = mdb_env_copy2(env, dst, compact ? MDB_CP_COMPACT : 0);
+            if (rc != MDB_MAP_RESIZED)
+                break;
+            /* a writer grew the map: map the new size and copy again */
+            unlink(data);
+            mdb_env_set_mapsize(env, 0);
+        }
+    }
+    mdb_env_close(env);
+    if (rc == 0) {
+        snprintf(what, wn, "fsync");
+        if ((rc = fsync_path(data, 0)) == 0)
+            rc = fsync_path(dst, 1);
+    }
+    return rc;
+}
+
+struct copy_job {
+    struct inspect_root *root;
+    struct rank_ent *e;
+    const char *src, *dst;
+    int compact;
+    char what[64];
+    int rc;
+};
+
+static void validate_one(void *p)
+{
+    struct copy_job *j = p;
+    j->rc = root_open(j->root, j->e, 1);
+}
+
+static void copy_one(void *p)
+{
+    struct copy_job *j = p;
+    j->rc = copy_env(j->src, j->dst, j->compact, j->what, sizeof j->what);
+}
+
+static void remove_copy(const char *dst)
+{
+    char data[PATH_MAX + 16];
+    snprintf(data, sizeof data, "%s/data.mdb", dst);
+    unlink(data);
+    rmdir(dst);
+}
+
+int cmd_copy(int argc, char **argv)
+{
+    static const struct option lo[] = {{"compact", no_argument, 0, 'c'}, {0, 0, 0, 0}};
+    struct inspect_root root;
+    const char *dest;
+    char what[PATH_MAX + 16];
+    struct stat sb;
+    int compact = 0, c, created_dest = 0, rc;
+    size_t done = 0;
+
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (c != 'c') {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        compact = 1;
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    dest = argv[optind + 1];
+    if (root_scan(&root, argv[optind], 0) != 0)
+        return EXIT_FAIL;
+    if (root_rehome_state(root.path) != 0) {
+        /* ROOT may hold old and new ranks side by side until the next
+         * restart finishes or undoes the re-homing */
+        errp(root.path, "a re-homing to another rank count did not finish (%s/.rehome exists); "
+             "restart the store once, then copy", root.path);
+        root_close(&root);
+        return EXIT_FAIL;
+    }
+    /* every rank must be a store we can read before anything is written */
+    for (size_t i = 0; i < root.n; i++) {
+        struct copy_job job = {&root, &root.ranks[i], NULL, NULL, 0, "", 0};
+        int sig = guard_run(validate_one, &job);
+        if (sig != 0)
+            rank_fault(&root, &root.ranks[i], sig);
+        if (sig != 0 || job.rc != 0) {
+            root_close(&root);
+            return EXIT_FAIL;
+        }
+    }
+    root_close(&root);
+    if (root_scan(&root, argv[optind], 0) != 0)
+        return EXIT_FAIL;
+
+    if (stat(dest, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) {
+            errp(dest, "exists and is not a directory");
+            goto fail_early;
+        }
+        rc = holds_store(dest, what, sizeof what);
+        if (rc < 0) {
+            errp(dest, "%s", strerror(errno));
+            goto fail_early;
+        }
+        if (rc > 0) {
+            errp(dest, "already holds a store (%s); refusing to copy over it", what);
+            goto fail_early;
+        }
+    } else if (errno == ENOENT) {
+        if ((rc = mkdirs(dest)) != 0) {
+            errp(dest, "cannot create the directory: %s", strerror(rc));
+            goto fail_early;
+        }
+        created_dest = 1;
+    } else {
+        errp(dest, "%s", strerror(errno));
+        goto fail_early;
+    }
+
+    umask(077); /* LMDB creates the copy with 0666 & ~umask: keep it the user's */
+    for (; done < root.n; done++) {
+        int rank = root.ranks[done].rank;
+        char src[PATH_MAX], dst[PATH_MAX], data[PATH_MAX + 16];
+        if (snprintf(src, sizeof src, "%s/rank-%d", root.path, rank) >= (int)sizeof src ||
+            snprintf(dst, sizeof dst, "%s/rank-%d", dest, rank) >= (int)sizeof dst) {
+            errp(dest, "path too long");
+            goto fail;
+        }
+        if (mkdir(dst, 0700) != 0) {
+            errp(dst, "cannot create the directory: %s", strerror(errno));
+            goto fail;
+        }
+        struct copy_job job = {&root, &root.ranks[done], src, dst, compact, "", 0};
+        int sig = guard_run(copy_one, &job);
+        if (sig != 0) {
+            rank_fault(&root, &root.ranks[done], sig);
+            remove_copy(dst);
+            goto fail;
+        }
+        if (job.rc != 0) {
+            errp(src, "copy to %s failed at %s: %s", dst, job.what, mdb_strerror(job.rc));
+            remove_copy(dst);
+            goto fail;
+        }
+        snprintf(data, sizeof data, "%s/data.mdb", dst);
+        if (stat(data, &sb) != 0)
+            sb.st_size = 0;
+        printf("rank %d: copied %s to %s (%lld bytes%s)\n", rank, src, dst, (long long)sb.st_size,
+               compact ? ", compacted" : "");
+    }
+    if ((rc = fsync_path(dest, 1)) != 0) {
+        errp(dest, "fsync: %s", strerror(rc));
+        goto fail;
+    }
+    root_close(&root);
+    return finish_stdout();
+
+fail:
+    /* leave nothing half-copied behind */
+    for (size_t i = done; i-- > 0;) {
+        char dst[PATH_MAX];
+        snprintf(dst, sizeof dst, "%s/rank-%d", dest, root.ranks[i].rank);
+        remove_copy(dst);
+    }
+    if (created_dest)
+        rmdir(dest);
+fail_early:
+    root_close(&root);
+    finish_stdout();
+    return EXIT_FAIL;
+}

@@ -1,0 +1,294 @@
+/*
+ * dump.c - ckpt-inspect dump ROOT [--rank R] [--db NAME] [--prefix KEY]
+ * [--raw]: every record as one JSON line,
+ *   {"rank":R,"db":"obj","key":{...},"value":{...}}
+ * keys decoded (ids as numbers, names as strings), values in the friendly
+ * form of their record kind (or, with --raw, BULKI's JSON form).
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulki_json.h"
+#include "inspect.h"
+
+struct dump_ctx {
+    const char *path; /* ROOT/rank-<r> */
+    int rank;
+    int db;
+    int raw;
+    uint64_t lines;
+    uint64_t bad;   /* records that did not decode */
+};
+
+static int is_bulki_db(int db)
+{
+    return db == CKPT_DB_META || db == CKPT_DB_OBJ || db == CKPT_DB_KVTAG || db == CKPT_DB_CONT ||
+           db == CKPT_DB_REGION;
+}
+
+/* The value of an entry; sets *err (and returns NULL or a partial form)
+ * when it does not decode. */
+static json_object *value_json(const struct dump_ctx *c, const ckpt_val *v, char *err, size_t errn)
+{
+    err[0] = 0;
+    if (is_bulki_db(c->db)) {
+        if (c->raw) {
+            bulki_map m;
+            size_t off = 0;
+            json_object *j = NULL;
+            if (bulki_decode_doc(&m, v->data, v->len, &off) != 0 || bulki_json_from_doc(&j, &m) != 0) {
+                record_error(err, errn, c->db, v->data, v->len);
+                return NULL;
+            }
+            return j;
+        }
+        return record_json(c->db, v->data, v->len, err, errn);
+    }
+    switch (c->db) {
+    case CKPT_DB_OBJ_NAME:
+    case CKPT_DB_CONT_NAME: {
+        json_object *o;
+        if (v->len != 8) {
+            snprintf(err, errn, "index value of %zu bytes, not an 8-byte id", v->len);
+            return NULL;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "id", jnum_u64(ckpt_key_get_u64(v->data)));
+        return o;
+    }
+    case CKPT_DB_ID_HOME: {
+        uint32_t home;
+        json_object *o;
+        if (id_home_decode(v->data, v->len, &home) != 0) {
+            snprintf(err, errn, "id_home value of %zu bytes, not a 4-byte rank", v->len);
+            return NULL;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "home", jnum_u64(home));
+        return o;
+    }
+    case CKPT_DB_TAG_INDEX:
+    case CKPT_DB_CONT_OBJ: /* the key is the entry */
+        if (v->len != 0)
+            snprintf(err, errn, "index value of %zu bytes, expected none", v->len);
+        return NULL;
+    default: { /* a database this build does not know */
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "hex", hex_json(v->data, v->len));
+        return o;
+    }
+    }
+}
+
+static int dump_entry(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct dump_ctx *c = p;
+    char err[256];
+    json_object *o = json_object_new_object();
+    json_object *val = value_json(c, v, err, sizeof err);
+    struct dkey d;
+    json_object_object_add(o, "rank", jnum_i64(c->rank));
+    json_object_object_add(o, "db", json_object_new_string(ckpt_db_name(c->db)));
+    json_object_object_add(o, "key", key_json(c->db, k->data, k->len));
+    json_object_object_add(o, "value", val);
+    if (key_decode(&d, c->db, k->data, k->len) == -1 && err[0] == 0)
+        snprintf(err, sizeof err, "malformed %s key", ckpt_db_name(c->db));
+    if (err[0]) {
+        char kt[256];
+        json_object_object_add(o, "error", json_object_new_string(err));
+        key_text(kt, sizeof kt, c->db, k->data, k->len);
+        errp(c->path, "%s: %s: %s", ckpt_db_name(c->db), kt, err);
+        c->bad++;
+    }
+    print_json_line(o);
+    json_object_put(o);
+    c->lines++;
+    return 0;
+}
+
+/* The key prefix --prefix KEY means for db: an id (8 bytes) for the
+ * databases keyed by an id first, a name key for the name indexes (the
+ * whole name; "NAME*" for names starting with NAME). */
+static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
+{
+    uint64_t id;
+    size_t n = strlen(key);
+    switch (db) {
+    case CKPT_DB_OBJ:
+    case CKPT_DB_CONT:
+    case CKPT_DB_KVTAG:
+    case CKPT_DB_REGION:
+    case CKPT_DB_CONT_OBJ:
+    case CKPT_DB_ID_HOME:
+        if (parse_u64(key, &id) != 0) {
+            fprintf(stderr, PROG ": --prefix: \"%s\" is not an id (database %s is keyed by ids)\n",
+                    key, ckpt_db_name(db));
+            return -1;
+        }
+        ckpt_key_u64(out, id);
+        *plen = 8;
+        return 0;
+    case CKPT_DB_OBJ_NAME:
+    case CKPT_DB_CONT_NAME:
+    case CKPT_DB_TAG_INDEX:
+    case CKPT_DB_META:
+        if (db != CKPT_DB_META && n > 0 && key[n - 1] == '*') {
+            n--;
+            if (n > CKPT_NAME_INLINE_MAX)
+                n = CKPT_NAME_INLINE_MAX; /* the stored part of a long name */
+            memcpy(out, key, n);
+            *plen = n;
+            return n > 0 ? 0 : 1; /* "*": everything */
+        }
+        if (db == CKPT_DB_META) {
+            if (n == 0 || n > 511)
+                return -1;
+            memcpy(out, key, n);
+            *plen = n;
+            return 0;
+        }
+        if ((*plen = ckpt_key_name(out, key, n)) == 0) {
+            fprintf(stderr, PROG ": --prefix: name of %zu bytes is longer than %u\n", n,
+                    CKPT_NAME_MAX);
+            return -1;
+        }
+        return 0;
+    default:
+        fprintf(stderr, PROG ": --prefix: not supported for database %s\n", ckpt_db_name(db));
+        return -1;
+    }
+}
+
+struct dump_job {
+    struct inspect_root *root;
+    struct rank_ent *e;
+    int want_db, raw;
+    const uint8_t *pkey;
+    size_t plen;
+    uint64_t bad;
+    int failed;
+};
+
+/* Every wanted database of one rank, in one read transaction. */
+static void dump_rank(void *p)
+{
+    struct dump_job *j = p;
+    struct rank_ent *e = j->e;
+    ckpt_rtxn *tx;
+    int rc;
+    if (root_open(j->root, e, 1) != 0) {
+        j->failed = 1;
+        return;
+    }
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&tx, e->st)) != 0) {
+        err_store(j->root->path, rc);
+        j->failed = 1;
+        return;
+    }
+    for (int db = 0; db < CKPT_DB_COUNT; db++) {
+        struct dump_ctx ctx = {ckpt_store_path(e->st), e->rank, db, j->raw, 0, 0};
+        if (j->want_db >= 0 && db != j->want_db)
+            continue;
+        rc = ckpt_iter(tx, db, j->plen ? j->pkey : NULL, j->plen, dump_entry, &ctx);
+        j->bad += ctx.bad;
+        if (rc < 0) {
+            err_store(j->root->path, rc);
+            j->failed = 1;
+            break;
+        }
+    }
+    ckpt_rtxn_end(tx);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    static const struct option lo[] = {{"rank", required_argument, 0, 'r'},
+                                       {"db", required_argument, 0, 'd'},
+                                       {"prefix", required_argument, 0, 'p'},
+                                       {"raw", no_argument, 0, 'R'},
+                                       {0, 0, 0, 0}};
+    struct inspect_root root;
+    const char *prefix = NULL;
+    uint8_t pkey[CKPT_NAMEKEY_MAX + 64];
+    size_t plen = 0;
+    int32_t want_rank = -1;
+    int want_db = -1, raw = 0, status = EXIT_OK, c;
+    uint64_t bad = 0;
+
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            if (parse_i32(optarg, &want_rank) != 0 || want_rank < 0) {
+                fprintf(stderr, PROG ": --rank: not a rank: \"%s\"\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'd':
+            if ((want_db = ckpt_db_by_name(optarg)) < 0) {
+                fprintf(stderr, PROG ": --db: unknown database \"%s\"\n", optarg);
+                usage(stderr);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'p':
+            prefix = optarg;
+            break;
+        case 'R':
+            raw = 1;
+            break;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (prefix != NULL) {
+        int r;
+        if (want_db < 0) {
+            fprintf(stderr, PROG ": --prefix needs --db: a key means something else in every "
+                    "database\n");
+            return EXIT_USAGE;
+        }
+        if ((r = prefix_key(pkey, &plen, want_db, prefix)) < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            plen = 0;
+    }
+    if (root_scan(&root, argv[optind], 0) != 0)
+        return EXIT_FAIL;
+    if (want_rank >= 0 && root_find(&root, want_rank) == NULL) {
+        char p[64];
+        snprintf(p, sizeof p, "rank-%d", (int)want_rank);
+        errp(root.path, "no rank %d here (%s missing)", (int)want_rank, p);
+        root_close(&root);
+        return EXIT_FAIL;
+    }
+    for (size_t i = 0; i < root.n; i++) {
+        struct dump_job job = {&root, &root.ranks[i], want_db, raw, pkey, plen, 0, 0};
+        int sig;
+        if (want_rank >= 0 && root.ranks[i].rank != want_rank)
+            continue;
+        fflush(stdout); /* what was read before a fault stays printed */
+        if ((sig = guard_run(dump_rank, &job)) != 0) {
+            rank_fault(&root, &root.ranks[i], sig);
+            job.failed = 1;
+        }
+        bad += job.bad;
+        if (job.failed)
+            status = EXIT_FAIL;
+    }
+    root_close(&root);
+    if (bad > 0) {
+        errp(root.path, "%llu record%s did not decode", (unsigned long long)bad,
+             bad == 1 ? "" : "s");
+        status = EXIT_FAIL;
+    }
+    if (finish_stdout() != EXIT_OK)
+        return EXIT_FAIL;
+    return status;
+}

@@ -1,0 +1,572 @@
+/*
+ * get.c - ckpt-inspect get (one object with its kvtags, container and
+ * regions) and ckpt-inspect find (owners of a kvtag, through the tag
+ * index), across the ranks of a store.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+
+/* Where to look for an id first: its directory rank, which is the rank
+ * that handed it out ((rank + 1) * 1e9 + seq) as long as the rank count
+ * never changed (ckpt_id_dir_rank). */
+static int id_first_rank(uint64_t id, int nranks)
+{
+    if (nranks > 0)
+        return ckpt_id_dir_rank(id, nranks);
+    return id >= CKPT_ID_BASE && id / CKPT_ID_BASE - 1 < (uint64_t)INT32_MAX
+               ? (int)(id / CKPT_ID_BASE - 1)
+               : -1;
+}
+
+struct nranks_job {
+    struct inspect_root *r;
+    struct rank_ent *e;
+    int nranks;
+};
+
+static void nranks_try(void *p)
+{
+    struct nranks_job *j = p;
+    struct ckpt_store_info info;
+    if (root_open(j->r, j->e, 0) == 0 && ckpt_store_info(&info, j->e->st) == 0 && info.nranks > 0)
+        j->nranks = info.nranks;
+}
+
+/* The store's rank count, as the first readable rank's meta says (0 if
+ * none is readable); *failed counts the ranks that faulted meanwhile. */
+static int store_nranks(struct inspect_root *r, int *failed)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        struct nranks_job j = {r, &r->ranks[i], 0};
+        int sig;
+        if (r->ranks[i].abandoned)
+            continue;
+        if ((sig = guard_run(nranks_try, &j)) != 0) {
+            rank_fault(r, &r->ranks[i], sig);
+            (*failed)++;
+        } else if (j.nranks > 0)
+            return j.nranks;
+    }
+    return 0;
+}
+
+/* After a miss at order[i]: if that rank's id directory (id_home, written
+ * when a restart on another rank count moved records) names the id's
+ * home, look there next. */
+static void prefer_home(struct rank_ent **order, size_t n, size_t i, ckpt_rtxn *tx, uint64_t id)
+{
+    uint8_t k[8];
+    ckpt_val v;
+    uint32_t home;
+    ckpt_key_u64(k, id);
+    if (ckpt_get_raw(&v, tx, CKPT_DB_ID_HOME, k, 8) != 0 || id_home_decode(v.data, v.len, &home) != 0)
+        return;
+    for (size_t j = i + 1; j < n; j++) {
+        if (order[j]->rank == (int)home) {
+            struct rank_ent *t = order[i + 1];
+            order[i + 1] = order[j];
+            order[j] = t;
+            return;
+        }
+    }
+}
+
+/* Order of ranks to search: `first` (if present), then the others. */
+static size_t search_order(struct inspect_root *r, int first, struct rank_ent **out)
+{
+    size_t n = 0;
+    struct rank_ent *f = first >= 0 ? root_find(r, first) : NULL;
+    if (f)
+        out[n++] = f;
+    for (size_t i = 0; i < r->n; i++)
+        if (&r->ranks[i] != f)
+            out[n++] = &r->ranks[i];
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* get                                                                 */
+/* ------------------------------------------------------------------ */
+
+struct list_ctx {
+    const char *path; /* ROOT/rank-<r> */
+    json_object *arr;
+    int rank;
+    int db;
+    int bad;
+};
+
+static int add_record(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct list_ctx *c = p;
+    char err[256];
+    json_object *j = record_json(c->db, v->data, v->len, err, sizeof err);
+    if (j == NULL) {
+        char kt[256];
+        key_text(kt, sizeof kt, c->db, k->data, k->len);
+        errp(c->path, "%s: %s: %s", ckpt_db_name(c->db), kt, err);
+        j = json_object_new_object();
+        json_object_object_add(j, "key", key_json(c->db, k->data, k->len));
+        json_object_object_add(j, "error", json_object_new_string(err));
+        c->bad++;
+    }
+    json_object_array_add(c->arr, j);
+    return 0;
+}
+
+/* A search for one record over the ranks of a store: try order[i]. */
+struct get_job {
+    struct inspect_root *root;
+    struct rank_ent **order;
+    size_t n, i;
+    /* what to find: an object by id or by name, or a container by id */
+    int have_id;
+    uint64_t id;
+    const char *name;
+    int32_t ts;
+    /* what was found */
+    json_object *out;
+    uint64_t cont_id;
+    int status;
+    int failed;
+};
+
+/* Container job->id on order[i]: {"id","name","rank"} into job->out. */
+static void cont_try(void *p)
+{
+    struct get_job *j = p;
+    struct rank_ent *e = j->order[j->i];
+    ckpt_rtxn *tx;
+    ckpt_val v;
+    struct ckpt_cont cont;
+    size_t off;
+    int rc;
+    if (root_open(j->root, e, 1) != 0) {
+        j->failed++;
+        return;
+    }
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&tx, e->st)) != 0) {
+        err_store(j->root->path, rc);
+        j->failed++;
+        return;
+    }
+    if (ckpt_get_cont(&v, tx, j->id) == 0) {
+        if (ckpt_rec_cont_decode(&cont, v.data, v.len, &off) == 0) {
+            json_object_object_add(j->out, "name", json_object_new_string(cont.cont_name));
+        } else {
+            char err[256];
+            record_error(err, sizeof err, CKPT_DB_CONT, v.data, v.len);
+            json_object_object_add(j->out, "error", json_object_new_string(err));
+        }
+        json_object_object_add(j->out, "rank", jnum_i64(e->rank));
+        j->status = 1; /* found */
+    } else {
+        prefer_home(j->order, j->n, j->i, tx, j->id);
+    }
+    ckpt_rtxn_end(tx);
+}
+
+/* Object (by id or name) on order[i]: the whole answer into job->out. */
+static void obj_try(void *p)
+{
+    struct get_job *j = p;
+    struct rank_ent *e = j->order[j->i];
+    ckpt_rtxn *tx;
+    ckpt_val v;
+    int rc;
+    if (root_open(j->root, e, 1) != 0) {
+        j->failed++;
+        return;
+    }
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&tx, e->st)) != 0) {
+        err_store(j->root->path, rc);
+        j->failed++;
+        return;
+    }
+    rc = j->have_id ? ckpt_get_obj(&v, tx, j->id)
+                    : ckpt_get_obj_by_name(&j->id, &v, tx, j->name, strlen(j->name), j->ts);
+    if (rc == 0) {
+        struct ckpt_obj o;
+        size_t off = 0;
+        char err[256];
+        json_object *out = json_object_new_object();
+        j->out = out;
+        json_object_object_add(out, "rank", jnum_i64(e->rank));
+        json_object_object_add(out, "id", jnum_u64(j->id));
+        if (ckpt_rec_obj_decode(&o, v.data, v.len, &off) == 0) {
+            json_object_object_add(out, "object", obj_json(&o));
+            j->cont_id = o.cont_id;
+            j->status = EXIT_OK;
+        } else {
+            record_error(err, sizeof err, CKPT_DB_OBJ, v.data, v.len);
+            errp(ckpt_store_path(e->st), "object %llu: %s", (unsigned long long)j->id, err);
+            json_object_object_add(out, "object", NULL);
+            json_object_object_add(out, "error", json_object_new_string(err));
+        }
+        const char *rp = ckpt_store_path(e->st);
+        struct list_ctx tags = {rp, json_object_new_array(), e->rank, CKPT_DB_KVTAG, 0};
+        struct list_ctx regs = {rp, json_object_new_array(), e->rank, CKPT_DB_REGION, 0};
+        int r1 = ckpt_iter_kvtags(tx, j->id, add_record, &tags);
+        int r2 = ckpt_iter_regions(tx, j->id, add_record, &regs);
+        json_object_object_add(out, "kvtags", tags.arr);
+        json_object_object_add(out, "regions", regs.arr);
+        if (r1 < 0 || r2 < 0) {
+            err_store(j->root->path, r1 < 0 ? r1 : r2);
+            j->status = EXIT_FAIL;
+        }
+        if (tags.bad || regs.bad)
+            j->status = EXIT_FAIL;
+    } else if (rc != CKPT_E_NOTFOUND) {
+        err_store(j->root->path, rc);
+        j->failed++;
+    } else if (j->have_id) {
+        prefer_home(j->order, j->n, j->i, tx, j->id);
+    }
+    ckpt_rtxn_end(tx);
+}
+
+/* Try the ranks in j->order until fn finds the record (j->out set, or for
+ * containers j->status 1); a rank that faults is reported and skipped. */
+static void search(struct get_job *j, void (*fn)(void *), int (*found)(const struct get_job *))
+{
+    for (j->i = 0; j->i < j->n && !found(j); j->i++) {
+        int sig;
+        if (j->order[j->i]->abandoned) { /* faulted earlier, reported then */
+            j->failed++;
+            continue;
+        }
+        if ((sig = guard_run(fn, j)) != 0) {
+            rank_fault(j->root, j->order[j->i], sig);
+            j->failed++;
+        }
+    }
+}
+
+static int obj_found(const struct get_job *j)
+{
+    return j->out != NULL;
+}
+
+static int cont_found(const struct get_job *j)
+{
+    return j->status == 1;
+}
+
+/* Container `id` as {"id","name","rank"}: looked up on its directory rank
+ * (the rank that handed it out, unless a re-homing moved it: then the id
+ * directory there says where), then on every other rank. */
+static json_object *container_json(struct inspect_root *r, uint64_t id, int nranks, int *failed)
+{
+    struct get_job j;
+    memset(&j, 0, sizeof j);
+    j.root = r;
+    j.id = id;
+    j.out = json_object_new_object();
+    json_object_object_add(j.out, "id", jnum_u64(id));
+    if ((j.order = malloc(r->n * sizeof *j.order)) == NULL)
+        return j.out;
+    j.n = search_order(r, id_first_rank(id, nranks), j.order);
+    search(&j, cont_try, cont_found);
+    *failed += j.failed;
+    free(j.order);
+    return j.out;
+}
+
+int cmd_get(int argc, char **argv)
+{
+    static const struct option lo[] = {{"id", required_argument, 0, 'i'},
+                                       {"name", required_argument, 0, 'n'},
+                                       {"time-step", required_argument, 0, 't'},
+                                       {0, 0, 0, 0}};
+    struct inspect_root root;
+    struct get_job j;
+    int have_ts = 0, c, first = -1, nranks;
+
+    memset(&j, 0, sizeof j);
+    j.status = EXIT_FAIL;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (parse_u64(optarg, &j.id) != 0) {
+                fprintf(stderr, PROG ": --id: not an id: \"%s\"\n", optarg);
+                return EXIT_USAGE;
+            }
+            j.have_id = 1;
+            break;
+        case 'n':
+            j.name = optarg;
+            break;
+        case 't':
+            if (parse_i32(optarg, &j.ts) != 0) {
+                fprintf(stderr, PROG ": --time-step: not a 32-bit integer: \"%s\"\n", optarg);
+                return EXIT_USAGE;
+            }
+            have_ts = 1;
+            break;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1 || j.have_id == (j.name != NULL) || (have_ts && j.name == NULL)) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (j.name != NULL && strlen(j.name) > CKPT_NAME_MAX) {
+        fprintf(stderr, PROG ": --name: longer than %u bytes\n", CKPT_NAME_MAX);
+        return EXIT_USAGE;
+    }
+    if (root_scan(&root, argv[optind], 0) != 0)
+        return EXIT_FAIL;
+    j.root = &root;
+    if ((j.order = malloc(root.n * sizeof *j.order)) == NULL) {
+        errp(root.path, "%s", strerror(ENOMEM));
+        root_close(&root);
+        return EXIT_FAIL;
+    }
+    int nfault = 0;
+    nranks = store_nranks(&root, &nfault);
+    if (j.have_id)
+        first = id_first_rank(j.id, nranks);
+    else if (nranks > 0) /* PDC's routing: the home rank of (name, time step) */
+        first = ckpt_home_obj(j.name, j.ts, nranks);
+    j.n = search_order(&root, first, j.order);
+    search(&j, obj_try, obj_found);
+    size_t nread = root.n - (size_t)j.failed;
+    if (j.out != NULL) {
+        json_object_object_add(j.out, "container",
+                               j.cont_id ? container_json(&root, j.cont_id, nranks, &j.failed)
+                                         : NULL);
+        print_json_pretty(j.out);
+        json_object_put(j.out);
+    } else if (j.have_id) {
+        errp(root.path, "no object with id %llu in %zu rank%s%s", (unsigned long long)j.id, nread,
+             nread == 1 ? "" : "s", j.failed ? " that could be read" : "");
+    } else {
+        char nt[128];
+        name_text(nt, sizeof nt, j.name, strlen(j.name), 0);
+        errp(root.path, "no object named %s with time step %d in %zu rank%s%s", nt, (int)j.ts,
+             nread, nread == 1 ? "" : "s", j.failed ? " that could be read" : "");
+    }
+    free(j.order);
+    root_close(&root);
+    if (finish_stdout() != EXIT_OK || j.failed || nfault)
+        return EXIT_FAIL; /* a rank that could not be read was reported */
+    return j.status;
+}
+
+/* ------------------------------------------------------------------ */
+/* find                                                                */
+/* ------------------------------------------------------------------ */
+
+struct find_ctx {
+    struct inspect_root *root;
+    struct rank_ent *e;
+    ckpt_rtxn *tx;
+    const char *tag;
+    size_t tlen;
+    const char *value;   /* NULL: any value */
+    uint64_t hits;
+    int bad;
+    int failed;
+};
+
+/* Does the tag's value equal the text v? Numbers are parsed per the tag's
+ * type and compared as numbers; strings compare exactly; arrays and raw
+ * bytes never match. */
+static int value_matches(const struct ckpt_kvtag *t, const char *v)
+{
+    const struct bulki_type_info *ti = t->type > 0 ? bulki_type_info((unsigned)t->type) : NULL;
+    json_object *j;
+    int raw, m = 0;
+    if (ti == NULL)
+        return 0;
+    if (ti->kind == BULKI_KIND_STRING) {
+        size_t n = strlen(v);
+        return t->size == n + 1 && memcmp(t->value, v, n) == 0 && ((const char *)t->value)[n] == 0;
+    }
+    if ((j = tag_value_json(t, &raw)) == NULL)
+        return 0;
+    switch (json_object_get_type(j)) {
+    case json_type_boolean: {
+        int want = strcmp(v, "true") == 0 || strcmp(v, "1") == 0 ? 1
+                   : strcmp(v, "false") == 0 || strcmp(v, "0") == 0 ? 0
+                                                                     : -1;
+        m = want >= 0 && want == (json_object_get_boolean(j) ? 1 : 0);
+        break;
+    }
+    case json_type_int:
+        if (ti->kind == BULKI_KIND_UNSIGNED) {
+            uint64_t a;
+            m = parse_u64(v, &a) == 0 && a == json_object_get_uint64(j);
+        } else {
+            int64_t a;
+            m = parse_i64(v, &a) == 0 && a == json_object_get_int64(j);
+        }
+        break;
+    case json_type_double: {
+        char *end;
+        errno = 0;
+        double a = strtod(v, &end);
+        double b = json_object_get_double(j);
+        if (*v != 0 && *end == 0 && errno == 0)
+            m = ti->width == 4 ? (float)a == (float)b : a == b;
+        break;
+    }
+    default:
+        m = 0; /* arrays; NaN/Infinity are strings here and never equal */
+        break;
+    }
+    json_object_put(j);
+    return m;
+}
+
+static int find_hit(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct find_ctx *c = p;
+    struct dkey d;
+    ckpt_val rec;
+    struct ckpt_kvtag t;
+    size_t off = 0;
+    char kt[256];
+    (void)v;
+    if (key_decode(&d, CKPT_DB_TAG_INDEX, k->data, k->len) != 0) {
+        key_text(kt, sizeof kt, CKPT_DB_TAG_INDEX, k->data, k->len);
+        errp(ckpt_store_path(c->e->st), "kvtag_name: %s: malformed key", kt);
+        c->bad++;
+        return 0;
+    }
+    uint64_t owner = d.id;
+    int rc = ckpt_get_kvtag(&rec, c->tx, owner, c->tag, c->tlen);
+    if (rc == CKPT_E_NOTFOUND) {
+        /* a long name's hash matched another name's: not this tag. Or the
+         * index points nowhere (verify reports that). */
+        if (!d.hashed) {
+            key_text(kt, sizeof kt, CKPT_DB_TAG_INDEX, k->data, k->len);
+            errp(ckpt_store_path(c->e->st), "kvtag_name: %s: no kvtag record for this index entry",
+                 kt);
+            c->bad++;
+        }
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    if (ckpt_rec_kvtag_decode(&t, rec.data, rec.len, &off) != 0) {
+        char err[256];
+        uint8_t kk[8 + CKPT_NAMEKEY_MAX];
+        ckpt_key_u64(kk, owner);
+        memcpy(kk + 8, k->data, d.namekey_len);
+        key_text(kt, sizeof kt, CKPT_DB_KVTAG, kk, 8 + d.namekey_len);
+        record_error(err, sizeof err, CKPT_DB_KVTAG, rec.data, rec.len);
+        errp(ckpt_store_path(c->e->st), "kvtag: %s: %s", kt, err);
+        c->bad++;
+        return 0;
+    }
+    if (c->value != NULL && !value_matches(&t, c->value))
+        return 0;
+
+    json_object *o = json_object_new_object();
+    struct ckpt_obj ob;
+    struct ckpt_cont cn;
+    json_object_object_add(o, "rank", jnum_i64(c->e->rank));
+    json_object_object_add(o, "owner", jnum_u64(owner));
+    if (ckpt_get_obj(&rec, c->tx, owner) == 0 &&
+        ckpt_rec_obj_decode(&ob, rec.data, rec.len, &off) == 0) {
+        json_object_object_add(o, "kind", json_object_new_string("object"));
+        json_object_object_add(o, "name", json_object_new_string(ob.obj_name));
+        json_object_object_add(o, "time_step", jnum_i64(ob.time_step));
+    } else if (ckpt_get_cont(&rec, c->tx, owner) == 0 &&
+               ckpt_rec_cont_decode(&cn, rec.data, rec.len, &off) == 0) {
+        json_object_object_add(o, "kind", json_object_new_string("container"));
+        json_object_object_add(o, "name", json_object_new_string(cn.cont_name));
+    } else {
+        json_object_object_add(o, "kind", json_object_new_string("unknown"));
+        json_object_object_add(o, "name", NULL);
+    }
+    const char *tn = pdc_type_name(t.type);
+    int raw;
+    json_object *tv = tag_value_json(&t, &raw);
+    json_object_object_add(o, "type", tn ? json_object_new_string(tn) : jnum_i64(t.type));
+    json_object_object_add(o, "value", tv);
+    print_json_line(o);
+    json_object_put(o);
+    c->hits++;
+    return 0;
+}
+
+/* Every owner of the tag on one rank, through its tag index. */
+static void find_rank(void *p)
+{
+    struct find_ctx *c = p;
+    int rc;
+    if (root_open(c->root, c->e, 1) != 0) {
+        c->failed = 1;
+        return;
+    }
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&c->tx, c->e->st)) != 0) {
+        err_store(c->root->path, rc);
+        c->failed = 1;
+        return;
+    }
+    rc = ckpt_iter_tagged(c->tx, c->tag, c->tlen, find_hit, c);
+    ckpt_rtxn_end(c->tx);
+    if (rc < 0) {
+        err_store(c->root->path, rc);
+        c->failed = 1;
+    }
+}
+
+int cmd_find(int argc, char **argv)
+{
+    static const struct option lo[] = {{"tag", required_argument, 0, 't'},
+                                       {"value", required_argument, 0, 'v'},
+                                       {0, 0, 0, 0}};
+    struct inspect_root root;
+    const char *tag = NULL, *value = NULL;
+    int c, status = EXIT_OK;
+
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            tag = optarg;
+            break;
+        case 'v':
+            value = optarg;
+            break;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1 || tag == NULL) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strlen(tag) > CKPT_NAME_MAX) {
+        fprintf(stderr, PROG ": --tag: longer than %u bytes\n", CKPT_NAME_MAX);
+        return EXIT_USAGE;
+    }
+    if (root_scan(&root, argv[optind], 0) != 0)
+        return EXIT_FAIL;
+    for (size_t i = 0; i < root.n; i++) {
+        struct find_ctx ctx = {&root, &root.ranks[i], NULL, tag, strlen(tag), value, 0, 0, 0};
+        int sig;
+        if ((sig = guard_run(find_rank, &ctx)) != 0) {
+            rank_fault(&root, &root.ranks[i], sig);
+            ctx.failed = 1;
+        }
+        if (ctx.failed || ctx.bad)
+            status = EXIT_FAIL;
+    }
+    root_close(&root);
+    if (finish_stdout() != EXIT_OK)
+        return EXIT_FAIL;
+    return status;
+}

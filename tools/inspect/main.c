@@ -1,0 +1,82 @@
+/*
+ * ckpt-inspect - look into a pdc-ckpt store (ROOT/rank-<N>/, one LMDB
+ * environment per rank) without changing it: statistics, records as JSON,
+ * one object with its tags and regions, tag searches, a consistency check,
+ * and a consistent copy of a live store. docs/TOOLS.md has the details.
+ *
+ * Every subcommand opens the store read-only (no LMDB write transaction,
+ * no writer lock), so it works while a PDC server writes the store.
+ *
+ * Exit status: 0 success; 1 an error, nothing found, or (verify) problems
+ * found; 2 bad usage. Errors: "ckpt-inspect: PATH: message" on stderr.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+
+void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " stat ROOT [--json]\n"
+            "       " PROG " dump ROOT [--rank R] [--db NAME] [--prefix KEY] [--raw]\n"
+            "       " PROG " get ROOT (--id ID | --name NAME [--time-step T])\n"
+            "       " PROG " find ROOT --tag NAME [--value V]\n"
+            "       " PROG " verify ROOT\n"
+            "       " PROG " copy ROOT DEST [--compact]\n"
+            "       " PROG " import-legacy --store ROOT [--nranks N] FILE...\n"
+            "       " PROG " -V | -h\n"
+            "ROOT is a pdc-ckpt store root (ROOT/rank-<N>/ per server rank); it is only\n"
+            "read, also while a server writes it (import-legacy creates a new one from\n"
+            "PDC's metadata_checkpoint.<rank> files). Exit status: 0 ok, 1 error, not found\n"
+            "or problems found, 2 bad usage. See docs/TOOLS.md.\nDatabases for --db:");
+    for (int db = 0; db < CKPT_DB_COUNT; db++)
+        fprintf(f, " %s", ckpt_db_name(db));
+    fputc('\n', f);
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+} cmds[] = {
+    {"stat", cmd_stat}, {"dump", cmd_dump},     {"get", cmd_get},
+    {"find", cmd_find}, {"verify", cmd_verify}, {"copy", cmd_copy},
+    {"import-legacy", cmd_import_legacy},
+};
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    /* "+": stop at the subcommand; its options are its own */
+    while ((c = getopt_long(argc, argv, "+Vh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'V':
+            printf(PROG " %s (store format %u)\n", CKPT_INSPECT_VERSION, CKPT_FORMAT_VERSION);
+            return EXIT_OK;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        if (strcmp(argv[optind], cmds[i].name) == 0) {
+            int sub_argc = argc - optind;
+            char **sub_argv = argv + optind;
+            optind = 0; /* glibc: restart getopt for the subcommand */
+            return inspect_exit(cmds[i].fn(sub_argc, sub_argv));
+        }
+    }
+    fprintf(stderr, PROG ": unknown command \"%s\"\n", argv[optind]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,649 @@
+/*
+ * verify.c - ckpt-inspect verify ROOT: every record of every database
+ * decodes (BULKI, then the record schema), the indexes agree with the
+ * primary records both ways, container memberships point at existing
+ * containers and objects (objects on any rank), and the ranks' meta
+ * records agree with their directories and with each other.
+ *
+ * Each rank is read in one read transaction held for the whole check, so
+ * a rank is checked as of one commit even while a server writes it.
+ * Problems are printed one per line, "rank R: DB: KEY: what is wrong",
+ * and verification goes on: a rank that does not open is a problem of that
+ * rank, and a rank whose file makes LMDB fault (a truncated or overwritten
+ * data.mdb can raise SIGBUS/SIGSEGV in the memory map) is reported and
+ * left alone, never a crash of the tool.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inspect.h"
+
+/* Ids of one database of a rank, ascending (the database's key order). */
+struct ids {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+struct vrank {
+    struct rank_ent *e;
+    ckpt_rtxn *tx;               /* held from phase 1 to the end */
+    struct ckpt_store_info info;
+    int ok;                      /* open, meta read, transaction held */
+    int collected;               /* objs and conts are complete */
+    struct ids objs, conts;      /* this rank's object and container ids */
+};
+
+struct verify {
+    struct inspect_root root;
+    struct vrank *v;             /* one per root.ranks[i] */
+    int nranks;                  /* as the meta records say (-1: unknown) */
+    int incomplete;              /* a rank is missing or unreadable */
+    uint64_t problems;
+    uint64_t n_obj, n_kvtag, n_cont, n_member, n_region;
+    uint64_t skipped_members;
+    int cur_db;                  /* where we are, for fault reports; -1: opening */
+};
+
+static void problem(struct verify *v, int rank, const char *where, const char *fmt, ...)
+    INSPECT_PRINTF(4, 5);
+static void problem(struct verify *v, int rank, const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    printf("rank %d: %s: ", rank, where);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    v->problems++;
+}
+
+/* A problem with one entry: "rank R: DB: KEY: message". */
+static void kproblem(struct verify *v, struct vrank *r, int db, const ckpt_val *k, const char *fmt,
+                     ...) INSPECT_PRINTF(5, 6);
+static void kproblem(struct verify *v, struct vrank *r, int db, const ckpt_val *k, const char *fmt,
+                     ...)
+{
+    char kt[320];
+    va_list ap;
+    key_text(kt, sizeof kt, db, k->data, k->len);
+    printf("rank %d: %s: %s: ", r->e->rank, ckpt_db_name(db), kt);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    v->problems++;
+}
+
+static int has_id(const struct ids *s, uint64_t id)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->v[lo] == id;
+}
+
+static struct vrank *vrank_of(struct verify *v, int rank)
+{
+    for (size_t i = 0; i < v->root.n; i++)
+        if (v->v[i].e->rank == rank)
+            return &v->v[i];
+    return NULL;
+}
+
+typedef void (*phase_fn)(struct verify *v, struct vrank *r);
+
+struct phase_job {
+    struct verify *v;
+    struct vrank *r;
+    phase_fn fn;
+};
+
+static void run_phase(void *p)
+{
+    struct phase_job *j = p;
+    j->fn(j->v, j->r);
+}
+
+/* Run a phase on rank r; if reading its map faults, report that as a
+ * problem of the rank and leave the rank alone from then on. */
+static void guarded(struct verify *v, struct vrank *r, phase_fn fn)
+{
+    struct phase_job j = {v, r, fn};
+    int sig;
+    v->cur_db = -1;
+    if ((sig = guard_run(run_phase, &j)) != 0) {
+        problem(v, r->e->rank, v->cur_db < 0 ? "open" : ckpt_db_name(v->cur_db),
+                "reading %s/rank-%d/data.mdb crashed with %s: the file is damaged (truncated or "
+                "overwritten); rank not checked further", v->root.path, r->e->rank,
+                sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
+        r->e->abandoned = 1;
+        r->ok = 0;
+        r->tx = NULL; /* never ended: the store is left as it is */
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Phase 1: open, meta, object ids                                     */
+/* ------------------------------------------------------------------ */
+
+static int collect_id(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct ids *s = p;
+    (void)val;
+    if (k->len != 8)
+        return 0; /* reported in phase 2 */
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? 2 * s->cap : 1024;
+        uint64_t *nv = realloc(s->v, nc * sizeof *nv);
+        if (nv == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "out of memory");
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = ckpt_key_get_u64(k->data);
+    return 0;
+}
+
+/* After LMDB failed a read (a damaged page: MDB_PAGE_NOTFOUND,
+ * MDB_CORRUPTED), the transaction is unusable: begin a new one, so that
+ * the other databases are still checked. 0, or -1 if that failed too. */
+static int renew_txn(struct verify *v, struct vrank *r)
+{
+    int rc;
+    ckpt_rtxn_end(r->tx);
+    r->tx = NULL;
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&r->tx, r->e->st)) != 0) {
+        r->tx = NULL;
+        r->ok = 0;
+        problem(v, r->e->rank, "open", "cannot begin a read transaction: %s", store_msg(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static void phase_open(struct verify *v, struct vrank *r)
+{
+    struct rank_ent *e = r->e;
+    int rc;
+    if ((rc = root_open(&v->root, e, 0)) != 0) {
+        problem(v, e->rank, "open", "%s", e->open_err ? e->open_err : ckpt_strerror(rc));
+        return;
+    }
+    v->cur_db = CKPT_DB_META;
+    store_msg_clear();
+    if ((rc = ckpt_store_info(&r->info, e->st)) != 0) {
+        problem(v, e->rank, "meta", "cannot read the meta record: %s", store_msg(rc));
+        return;
+    }
+    if (r->info.format_version != CKPT_FORMAT_VERSION)
+        problem(v, e->rank, "meta", "key \"meta\": format version %u, this build reads %u",
+                r->info.format_version, CKPT_FORMAT_VERSION);
+    if (r->info.rank != e->rank)
+        problem(v, e->rank, "meta", "key \"meta\": says rank %d, but it is in directory rank-%d",
+                (int)r->info.rank, e->rank);
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&r->tx, e->st)) != 0) {
+        problem(v, e->rank, "open", "cannot begin a read transaction: %s", store_msg(rc));
+        return;
+    }
+    r->ok = 1;
+    r->collected = 1;
+    for (int db = CKPT_DB_OBJ; db <= CKPT_DB_CONT; db += CKPT_DB_CONT - CKPT_DB_OBJ) {
+        v->cur_db = db;
+        store_msg_clear();
+        rc = ckpt_iter(r->tx, db, NULL, 0, collect_id, db == CKPT_DB_OBJ ? &r->objs : &r->conts);
+        if (rc < 0) {
+            /* reported again by phase 2 if it fails there too */
+            r->collected = 0;
+            if (renew_txn(v, r) != 0)
+                return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Phase 2: every database of a rank                                   */
+/* ------------------------------------------------------------------ */
+
+struct vctx {
+    struct verify *v;
+    struct vrank *r;
+    int db;
+};
+
+/* 1 if namekey(name) . suffix equals key[0..klen). */
+static int same_name_key(const char *name, const void *suffix, size_t slen, const void *key,
+                         size_t klen)
+{
+    uint8_t nk[CKPT_NAMEKEY_MAX + 8];
+    size_t n = ckpt_key_name(nk, name, strlen(name));
+    if (n == 0 || n + slen != klen)
+        return 0;
+    if (slen)
+        memcpy(nk + n, suffix, slen);
+    return memcmp(nk, key, klen) == 0;
+}
+
+static int bad_key(struct vctx *c, const ckpt_val *k, struct dkey *d)
+{
+    if (key_decode(d, c->db, k->data, k->len) == 0)
+        return 0;
+    kproblem(c->v, c->r, c->db, k, "malformed %s key of %zu bytes", ckpt_db_name(c->db), k->len);
+    return 1;
+}
+
+static void bad_record(struct vctx *c, const ckpt_val *k, const ckpt_val *val)
+{
+    char err[320];
+    record_error(err, sizeof err, c->db, val->data, val->len);
+    kproblem(c->v, c->r, c->db, k, "%s", err);
+}
+
+static int check_meta(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    (void)val;
+    if (k->len != 4 || memcmp(k->data, "meta", 4) != 0)
+        kproblem(c->v, c->r, c->db, k, "unexpected key in the meta database");
+    return 0;
+}
+
+/* obj and cont: decode, id matches the key, name index points back. */
+static int check_named(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    const int is_obj = c->db == CKPT_DB_OBJ;
+    const char *name;
+    uint64_t rec_id;
+    int32_t ts = 0;
+    uint8_t ik[CKPT_NAMEKEY_MAX + 4], tsb[4];
+    size_t off = 0, n;
+    ckpt_val iv;
+    int rc;
+
+    if (is_obj)
+        c->v->n_obj++;
+    else
+        c->v->n_cont++;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (is_obj) {
+        struct ckpt_obj o;
+        if (ckpt_rec_obj_decode(&o, val->data, val->len, &off) != 0) {
+            bad_record(c, k, val);
+            return 0;
+        }
+        name = o.obj_name;
+        ts = o.time_step;
+        rec_id = o.obj_id;
+    } else {
+        struct ckpt_cont cn;
+        if (ckpt_rec_cont_decode(&cn, val->data, val->len, &off) != 0) {
+            bad_record(c, k, val);
+            return 0;
+        }
+        name = cn.cont_name;
+        rec_id = cn.cont_id;
+    }
+    if (rec_id != d.id)
+        kproblem(c->v, c->r, c->db, k, "record says %s %llu", is_obj ? "obj_id" : "cont_id",
+                 (unsigned long long)rec_id);
+    char nt[128];
+    name_text(nt, sizeof nt, name, strlen(name), 0);
+    if ((n = ckpt_key_name(ik, name, strlen(name))) == 0) {
+        kproblem(c->v, c->r, c->db, k, "name %s cannot be a key", nt);
+        return 0;
+    }
+    if (is_obj) {
+        ckpt_key_i32(tsb, ts);
+        memcpy(ik + n, tsb, 4);
+        n += 4;
+    }
+    const int idb = is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME;
+    rc = ckpt_get_raw(&iv, c->r->tx, idb, ik, n);
+    if (rc == CKPT_E_NOTFOUND) {
+        if (is_obj)
+            kproblem(c->v, c->r, c->db, k, "no obj_name entry for its name %s ts %d", nt, (int)ts);
+        else
+            kproblem(c->v, c->r, c->db, k, "no cont_name entry for its name %s", nt);
+    } else if (rc != 0) {
+        kproblem(c->v, c->r, c->db, k, "cannot read its %s entry: %s", ckpt_db_name(idb),
+                 store_msg(rc));
+    } else if (iv.len == 8 && ckpt_key_get_u64(iv.data) != d.id) {
+        kproblem(c->v, c->r, c->db, k, "the %s entry of its name %s points at id %llu instead",
+                 ckpt_db_name(idb), nt, (unsigned long long)ckpt_key_get_u64(iv.data));
+    } /* a value of another size is reported with the index entry */
+    return 0;
+}
+
+/* obj_name and cont_name: an 8-byte id of a record with that name. */
+static int check_name_index(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    const int is_obj = c->db == CKPT_DB_OBJ_NAME;
+    ckpt_val rec;
+    size_t off = 0;
+    int rc;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (val->len != 8) {
+        kproblem(c->v, c->r, c->db, k, "value of %zu bytes, not an 8-byte id", val->len);
+        return 0;
+    }
+    uint64_t id = ckpt_key_get_u64(val->data);
+    rc = is_obj ? ckpt_get_obj(&rec, c->r->tx, id) : ckpt_get_cont(&rec, c->r->tx, id);
+    if (rc == CKPT_E_NOTFOUND) {
+        kproblem(c->v, c->r, c->db, k, "points at id %llu, which is not %s of this rank",
+                 (unsigned long long)id, is_obj ? "an object" : "a container");
+        return 0;
+    }
+    if (rc != 0) {
+        kproblem(c->v, c->r, c->db, k, "cannot read id %llu: %s", (unsigned long long)id,
+                 store_msg(rc));
+        return 0;
+    }
+    if (is_obj) {
+        struct ckpt_obj o;
+        uint8_t tsb[4];
+        if (ckpt_rec_obj_decode(&o, rec.data, rec.len, &off) != 0)
+            return 0; /* reported under obj */
+        ckpt_key_i32(tsb, o.time_step);
+        if (!same_name_key(o.obj_name, tsb, 4, k->data, k->len)) {
+            char nt[128];
+            name_text(nt, sizeof nt, o.obj_name, strlen(o.obj_name), 0);
+            kproblem(c->v, c->r, c->db, k, "points at id %llu, whose record is named %s ts %d",
+                     (unsigned long long)id, nt, (int)o.time_step);
+        }
+    } else {
+        struct ckpt_cont cn;
+        if (ckpt_rec_cont_decode(&cn, rec.data, rec.len, &off) != 0)
+            return 0; /* reported under cont */
+        if (!same_name_key(cn.cont_name, NULL, 0, k->data, k->len)) {
+            char nt[128];
+            name_text(nt, sizeof nt, cn.cont_name, strlen(cn.cont_name), 0);
+            kproblem(c->v, c->r, c->db, k, "points at id %llu, whose record is named %s",
+                     (unsigned long long)id, nt);
+        }
+    }
+    return 0;
+}
+
+static int owner_exists(struct vrank *r, uint64_t id)
+{
+    ckpt_val x;
+    return ckpt_get_obj(&x, r->tx, id) == 0 || ckpt_get_cont(&x, r->tx, id) == 0;
+}
+
+static int check_kvtag(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    struct ckpt_kvtag t;
+    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
+    size_t off = 0;
+    ckpt_val x;
+    int rc;
+    c->v->n_kvtag++;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (ckpt_rec_kvtag_decode(&t, val->data, val->len, &off) != 0) {
+        bad_record(c, k, val);
+    } else if (!same_name_key(t.name, NULL, 0, (const uint8_t *)k->data + 8, k->len - 8)) {
+        char nt[128];
+        name_text(nt, sizeof nt, t.name, strlen(t.name), 0);
+        kproblem(c->v, c->r, c->db, k, "record is named %s", nt);
+    }
+    memcpy(ik, (const uint8_t *)k->data + 8, d.namekey_len);
+    memcpy(ik + d.namekey_len, k->data, 8);
+    rc = ckpt_get_raw(&x, c->r->tx, CKPT_DB_TAG_INDEX, ik, d.namekey_len + 8);
+    if (rc == CKPT_E_NOTFOUND)
+        kproblem(c->v, c->r, c->db, k, "no kvtag_name index entry");
+    else if (rc != 0)
+        kproblem(c->v, c->r, c->db, k, "cannot read its kvtag_name entry: %s", store_msg(rc));
+    if (!owner_exists(c->r, d.id))
+        kproblem(c->v, c->r, c->db, k, "owner %llu is neither an object nor a container of this rank",
+                 (unsigned long long)d.id);
+    return 0;
+}
+
+static int check_tag_index(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    uint8_t kk[CKPT_NAMEKEY_MAX + 8];
+    ckpt_val x;
+    int rc;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (val->len != 0)
+        kproblem(c->v, c->r, c->db, k, "value of %zu bytes, expected none", val->len);
+    ckpt_key_u64(kk, d.id);
+    memcpy(kk + 8, k->data, d.namekey_len);
+    rc = ckpt_get_raw(&x, c->r->tx, CKPT_DB_KVTAG, kk, d.namekey_len + 8);
+    if (rc == CKPT_E_NOTFOUND)
+        kproblem(c->v, c->r, c->db, k, "points nowhere: owner %llu has no such kvtag",
+                 (unsigned long long)d.id);
+    else if (rc != 0)
+        kproblem(c->v, c->r, c->db, k, "cannot read the kvtag: %s", store_msg(rc));
+    return 0;
+}
+
+static int check_member(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    ckpt_val x;
+    int found = 0;
+    c->v->n_member++;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (val->len != 0)
+        kproblem(c->v, c->r, c->db, k, "value of %zu bytes, expected none", val->len);
+    if (ckpt_get_cont(&x, c->r->tx, d.id) != 0)
+        kproblem(c->v, c->r, c->db, k, "container %llu is not a container of this rank",
+                 (unsigned long long)d.id);
+    /* objects live on other ranks than their container */
+    for (size_t i = 0; i < c->v->root.n && !found; i++)
+        if (c->v->v[i].collected && has_id(&c->v->v[i].objs, d.id2))
+            found = 1;
+    if (!found) {
+        /* it may be on a rank that is missing or unreadable (reported) */
+        if (c->v->incomplete)
+            c->v->skipped_members++;
+        else
+            kproblem(c->v, c->r, c->db, k, "member object %llu does not exist on any rank",
+                     (unsigned long long)d.id2);
+    }
+    return 0;
+}
+
+static int check_region(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    struct ckpt_region g;
+    size_t off = 0;
+    ckpt_val x;
+    c->v->n_region++;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (ckpt_rec_region_decode(&g, val->data, val->len, &off) != 0) {
+        bad_record(c, k, val);
+    } else {
+        int same = g.obj_id == d.id && g.ndim == d.ndim;
+        for (uint32_t i = 0; same && i < d.ndim; i++)
+            same = g.start[i] == d.start[i] && g.count[i] == d.count[i];
+        if (!same)
+            kproblem(c->v, c->r, c->db, k, "record describes another region (obj_id %llu, ndim %u)",
+                     (unsigned long long)g.obj_id, g.ndim);
+    }
+    if (ckpt_get_obj(&x, c->r->tx, d.id) != 0)
+        kproblem(c->v, c->r, c->db, k, "object %llu is not an object of this rank",
+                 (unsigned long long)d.id);
+    return 0;
+}
+
+/* id_home (written by re-homing): on the id's directory rank, the rank
+ * that holds the object or container now. */
+static int check_id_home(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    uint32_t home;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (id_home_decode(val->data, val->len, &home) != 0) {
+        kproblem(c->v, c->r, c->db, k, "value of %zu bytes, not a 4-byte rank", val->len);
+        return 0;
+    }
+    if (c->v->nranks < 1)
+        return 0;
+    if (home >= (uint32_t)c->v->nranks) {
+        kproblem(c->v, c->r, c->db, k, "home rank %u is beyond the store's %d ranks", home,
+                 c->v->nranks);
+        return 0;
+    }
+    int dir = ckpt_id_dir_rank(d.id, c->v->nranks);
+    if (dir != c->r->e->rank)
+        kproblem(c->v, c->r, c->db, k, "entry belongs on the id's directory rank %d", dir);
+    struct vrank *hr = vrank_of(c->v, (int)home);
+    if (hr != NULL && hr->collected && !has_id(&hr->objs, d.id) && !has_id(&hr->conts, d.id))
+        kproblem(c->v, c->r, c->db, k, "says rank %u, which has no object or container %llu", home,
+                 (unsigned long long)d.id);
+    return 0;
+}
+
+static void phase_check(struct verify *v, struct vrank *r)
+{
+    static const ckpt_iter_cb checks[CKPT_DB_COUNT] = {
+        [CKPT_DB_META] = check_meta,         [CKPT_DB_OBJ] = check_named,
+        [CKPT_DB_OBJ_NAME] = check_name_index, [CKPT_DB_KVTAG] = check_kvtag,
+        [CKPT_DB_TAG_INDEX] = check_tag_index, [CKPT_DB_CONT] = check_named,
+        [CKPT_DB_CONT_NAME] = check_name_index, [CKPT_DB_CONT_OBJ] = check_member,
+        [CKPT_DB_REGION] = check_region,       [CKPT_DB_ID_HOME] = check_id_home,
+    };
+    uint64_t before = v->skipped_members;
+    for (int db = 0; db < CKPT_DB_COUNT; db++) {
+        struct vctx c = {v, r, db};
+        int rc;
+        if (checks[db] == NULL)
+            continue; /* a database this build does not know */
+        v->cur_db = db;
+        store_msg_clear();
+        if ((rc = ckpt_iter(r->tx, db, NULL, 0, checks[db], &c)) < 0) {
+            problem(v, r->e->rank, ckpt_db_name(db), "cannot read: %s", store_msg(rc));
+            if (renew_txn(v, r) != 0)
+                break;
+        }
+    }
+    if (v->skipped_members > before)
+        printf("note: rank %d: cont_obj: %llu members not checked: their objects belong to ranks "
+               "that are missing or could not be read\n",
+               r->e->rank, (unsigned long long)(v->skipped_members - before));
+}
+
+/* ------------------------------------------------------------------ */
+
+/* The ranks the meta records say there are, and every disagreement. */
+static void check_ranks(struct verify *v)
+{
+    struct vrank *first = NULL;
+    for (size_t i = 0; i < v->root.n; i++)
+        if (v->v[i].ok && first == NULL)
+            first = &v->v[i];
+    v->nranks = first ? first->info.nranks : -1;
+    if (first == NULL) {
+        v->incomplete = 1;
+        return;
+    }
+    for (size_t i = 0; i < v->root.n; i++) {
+        struct vrank *r = &v->v[i];
+        if (r->ok && r->info.nranks != v->nranks)
+            problem(v, r->e->rank, "meta", "key \"meta\": says the store has %d ranks, rank %d says %d",
+                    (int)r->info.nranks, first->e->rank, v->nranks);
+        if (r->e->rank >= v->nranks)
+            problem(v, r->e->rank, "meta", "directory rank-%d is beyond the store's %d ranks",
+                    r->e->rank, v->nranks);
+    }
+    for (int rank = 0; rank < v->nranks; rank++) {
+        struct vrank *r = vrank_of(v, rank);
+        if (r == NULL)
+            problem(v, rank, "missing", "no %s/rank-%d directory, but the store has %d ranks "
+                    "(meta of rank %d)", v->root.path, rank, v->nranks, first->e->rank);
+        if (r == NULL || !r->collected)
+            v->incomplete = 1;
+    }
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    struct verify v;
+    size_t nok = 0;
+    int c;
+    while ((c = getopt(argc, argv, "")) != -1) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (argc - optind != 1) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    memset(&v, 0, sizeof v);
+    if (root_scan(&v.root, argv[optind], 0) != 0)
+        return EXIT_FAIL;
+    if ((v.v = calloc(v.root.n, sizeof *v.v)) == NULL) {
+        errp(v.root.path, "out of memory");
+        root_close(&v.root);
+        return EXIT_FAIL;
+    }
+    for (size_t i = 0; i < v.root.n; i++)
+        v.v[i].e = &v.root.ranks[i];
+    if (root_rehome_state(v.root.path) != 0)
+        printf("note: %s/.rehome exists: a re-homing to another rank count did not finish; the "
+               "next restart of the store finishes or undoes it\n", v.root.path);
+    for (size_t i = 0; i < v.root.n; i++)
+        guarded(&v, &v.v[i], phase_open);
+    check_ranks(&v);
+    for (size_t i = 0; i < v.root.n; i++)
+        if (v.v[i].ok)
+            guarded(&v, &v.v[i], phase_check);
+    /* clean up in reverse order: transactions, then stores */
+    for (size_t i = v.root.n; i-- > 0;) {
+        if (v.v[i].ok)
+            nok++;
+        if (v.v[i].tx != NULL && !v.v[i].e->abandoned)
+            ckpt_rtxn_end(v.v[i].tx);
+        free(v.v[i].objs.v);
+        free(v.v[i].conts.v);
+    }
+    free(v.v);
+    root_close(&v.root);
+    if (v.problems == 0) {
+        printf("verified %llu objects, %llu kvtags, %llu containers, %llu members, %llu regions in "
+               "%zu ranks: OK\n",
+               (unsigned long long)v.n_obj, (unsigned long long)v.n_kvtag,
+               (unsigned long long)v.n_cont, (unsigned long long)v.n_member,
+               (unsigned long long)v.n_region, nok);
+        return finish_stdout();
+    }
+    printf("found %llu problem%s; checked %llu objects, %llu kvtags, %llu containers, %llu members, "
+           "%llu regions in %zu ranks\n",
+           (unsigned long long)v.problems, v.problems == 1 ? "" : "s", (unsigned long long)v.n_obj,
+           (unsigned long long)v.n_kvtag, (unsigned long long)v.n_cont,
+           (unsigned long long)v.n_member, (unsigned long long)v.n_region, nok);
+    finish_stdout();
+    errp(v.root.path, "verification failed: %llu problem%s", (unsigned long long)v.problems,
+         v.problems == 1 ? "" : "s");
+    return EXIT_FAIL;
+}
