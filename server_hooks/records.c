@@ -408,12 +408,18 @@ int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, s
         return r.rc;
     g->obj_id = rd_u64(&r, "obj_id", 0);
     g->ndim = rd_u64s(&r, "start", g->start, CKPT_MAX_DIM);
-    if (rd_u64s(&r, "count", cnt, CKPT_MAX_DIM) != g->ndim && r.rc == 0)
+    if (rd_u64s(&r, "count", cnt, CKPT_MAX_DIM) != g->ndim && r.rc == 0) {
         r.rc = CKPT_E_RECORD;
+        if (err_off)
+            *err_off = r.m.offset;
+    }
     memcpy(g->count, cnt, sizeof cnt);
     if (r.rc == 0 && (g->ndim == 0 || rd_i64(&r, "ndim", 1, CKPT_MAX_DIM, 0) != (int64_t)g->ndim) &&
-        r.rc == 0)
+        r.rc == 0) {
         r.rc = CKPT_E_RECORD;
+        if (err_off)
+            *err_off = r.m.offset;
+    }
     g->data_size = rd_u64(&r, "data_size", 0);
     g->unit_size = rd_u64(&r, "unit_size", 1);
     g->data_loc_type = (int32_t)rd_i64(&r, "data_loc_type", I32, 1);

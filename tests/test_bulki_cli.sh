@@ -186,6 +186,25 @@ for depth in 8 9 64; do
         fail "nesting $depth: decode exit $rc, re-encode exit $rc2: $(cat "$tmp/err" "$tmp/err2")"
     fi
 done
+# The deepest JSON per BULKI level: one-element PDC_BULKI arrays, 64 deep.
+nested_array_json() {
+    local n=$1 i open="" close=""
+    for ((i = 1; i < n; i++)); do
+        open+='{"bulki": [{"key": {"type": "PDC_STRING", "class": "item", "value": "k"}, "value": {"type": "PDC_BULKI", "class": "array", "value": ['
+        close+=']}}]}'
+    done
+    printf '%s{"bulki": []}%s\n' "$open" "$close"
+}
+nested_array_json 64 >"$tmp/deeparr.json"
+rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/deeparr.json" "$tmp/deeparr.bin")
+rc2=$(run "$tmp/deeparr.out.json" "$tmp/err2" "$bulki" decode "$tmp/deeparr.bin")
+rc3=$(run "$tmp/out" "$tmp/err3" "$bulki" encode "$tmp/deeparr.out.json" "$tmp/deeparr.2.bin")
+if [ "$rc" = 0 ] && [ "$rc2" = 0 ] && [ "$rc3" = 0 ] && cmp -s "$tmp/deeparr.bin" "$tmp/deeparr.2.bin"; then
+    ok
+else
+    fail "64 nested BULKI arrays: encode $rc, decode $rc2, re-encode $rc3: $(cat "$tmp/err" "$tmp/err2" "$tmp/err3")"
+fi
+
 # One level past BULKI_MAX_DEPTH is refused with a message, exit 1.
 nested_json 65 >"$tmp/deep65.json"
 rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/deep65.json" "$tmp/deep65.bin")

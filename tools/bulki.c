@@ -107,8 +107,9 @@ static int cmd_decode(int entity, const char *path)
     return 0;
 }
 
-/* Parse a whole JSON file, allowing the nesting BULKI allows (each BULKI
- * level is 4 JSON levels: object, "bulki" array, pair, entity). */
+/* Parse a whole JSON file, allowing the nesting BULKI allows: one BULKI
+ * level takes up to 5 JSON levels (an entity, its value array, a BULKI,
+ * its "bulki" array, a pair), so allow 8 per level. */
 static json_object *parse_json(const char *path, char *err, size_t errlen)
 {
     size_t len = 0;
@@ -118,7 +119,7 @@ static json_object *parse_json(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s", strerror(errno));
         return NULL;
     }
-    json_tokener *tok = json_tokener_new_ex(4 * BULKI_MAX_DEPTH + 16);
+    json_tokener *tok = json_tokener_new_ex(8 * BULKI_MAX_DEPTH + 16);
     if (tok == NULL || len > INT_MAX) {
         snprintf(err, errlen, "%s", tok ? "file too large" : strerror(ENOMEM));
     } else {
