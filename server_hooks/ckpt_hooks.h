@@ -178,7 +178,8 @@ int ckpt_hook_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const
                             const uint64_t *count);
 
 /* ---- restart, form 1: map. Open the store and look records up in place;
- * O(1) in the size of the store. ---- */
+ * O(1) in the size of the store. Both restart forms need an existing
+ * store: a missing one is CKPT_E_NOSTORE, never a fresh store. ---- */
 int ckpt_hooks_restart_map(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
 
 typedef struct ckpt_hooks_read ckpt_hooks_read;

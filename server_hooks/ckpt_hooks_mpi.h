@@ -23,6 +23,8 @@ struct ckpt_rehome_stats {
  * Collective over comm: restart this rank (opts->rank must be the rank in
  * comm, opts->nranks its size) from the store at opts->store_root,
  * whatever rank count wrote it.
+ *  - No store there yet (no rank directory under the root): a first start
+ *    (ckpt_hooks_open on every rank), so a server can always call this.
  *  - Same count: a map restart (ckpt_hooks_restart_map).
  *  - Another count: every record (objects, kvtags, containers with members
  *    and kvtags, regions) moves to its home under the new count by PDC's

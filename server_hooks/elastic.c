@@ -20,6 +20,7 @@
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -171,6 +172,33 @@ static int switch_layout(const char *root, int p_old, int p_new, int rank)
     if (rm_tree(a) != 0)
         return ckpt_error(CKPT_E_IO, "removing the old layout %s: %s", a, strerror(errno));
     return 0;
+}
+
+/* 0 if ROOT holds no rank directory at all (a first start), else
+ * CKPT_E_NOSTORE: rank-0 is missing while other ranks are there. */
+static int no_ranks_at_all(const char *root)
+{
+    DIR *d = opendir(root);
+    struct dirent *e;
+    struct stat sb;
+    int found = -1;
+    char r0[4200];
+    snprintf(r0, sizeof r0, "%s/rank-0", root);
+    if (stat(r0, &sb) == 0) {
+        if (d)
+            closedir(d);
+        return CKPT_E_NOSTORE; /* rank-0 is there, its store is not: keep that message */
+    }
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "rank-", 5) == 0 && sscanf(e->d_name + 5, "%d", &found) == 1)
+            break;
+    closedir(d);
+    if (e == NULL)
+        return 0;
+    return ckpt_error(CKPT_E_NOSTORE, "%s: rank-0 is missing while rank-%d is there: the store is "
+                      "incomplete", root, found);
 }
 
 /* Step 0 (rank 0). *what: 1 rolled forward, -1 rolled back, 0 nothing. */
@@ -551,6 +579,10 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
     struct ckpt_hooks_opts no = *o;
     int rc = 0, err = 0, still = 1;
     no.store_root = newroot;
+    /* node-local mode: the layout being built is neither restored from
+     * nor published to the shared copies (those are the old layout's);
+     * it is published once it is the store */
+    no.shared_root = NULL;
     no.commit_every = 10000;
     no.commit_ms = 0;
     no.sync_mode = CKPT_SYNC_CLOSE;
@@ -587,10 +619,13 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
     return err;
 }
 
-/* Agree on an error: 0 everywhere, or the first rank's code everywhere. */
+/* Agree on an error: 0 everywhere, or one failing rank's code and message
+ * everywhere (the lowest such rank, preferring an error of its own). */
 static int agree(MPI_Comm comm, int rc, int me, char *msg, size_t n)
 {
-    int in[2] = {rc ? 1 : 0, me}, out[2];
+    /* a rank with an error of its own wins over ranks that only stopped
+     * because another failed (CKPT_E_FAILED): its message says why */
+    int in[2] = {rc ? (rc == CKPT_E_FAILED ? 1 : 2) : 0, me}, out[2];
     MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, comm);
     if (out[0] == 0)
         return 0;
@@ -631,6 +666,8 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
         rc = recover(o->store_root, me, &what);
         if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0)
             info[0] = m.nranks;
+        else if (rc == CKPT_E_NOSTORE && (rc = no_ranks_at_all(o->store_root)) == 0)
+            info[0] = 0; /* nothing there yet: a first start */
         info[1] = what;
     }
     if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
@@ -639,6 +676,18 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     s.old_nranks = info[0];
     s.new_nranks = size;
     s.recovered = info[1];
+    if (s.old_nranks == 0) {
+        s.old_nranks = size;
+        rc = ckpt_hooks_open(out, o);
+        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {
+            ckpt_hooks_discard(*out);
+            *out = NULL;
+            return rc;
+        }
+        if (stats)
+            *stats = s;
+        return 0;
+    }
     if (o->shared_root && s.old_nranks > size) {
         /* old ranks beyond this count have no process of their own */
         for (int i = me + size; rc == 0 && i < s.old_nranks; i += size)

@@ -68,7 +68,9 @@ int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t r
 
 /* ---- open / close ---- */
 
-static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int readonly)
+/* create: start a fresh store if there is none (open); restarts never do:
+ * a missing environment there is lost data, not a first start. */
+static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int readonly, int create)
 {
     struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
     ckpt_hooks *h;
@@ -85,7 +87,7 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.sync_ms = o->sync_ms;
     so.map_size = o->map_size;
     so.readonly = readonly;
-    so.create = !readonly;
+    so.create = !readonly && create;
     if ((h = calloc(1, sizeof *h)) == NULL)
         return ckpt_error(CKPT_E_NOMEM, "out of memory");
     if (!readonly && o->shared_root) {
@@ -116,12 +118,17 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
 
 static int open_store(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
 {
-    return open_store_ro(out, o, 0);
+    return open_store_ro(out, o, 0, 1);
+}
+
+static int open_restart(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
+{
+    return open_store_ro(out, o, 0, 0);
 }
 
 int ckpt_hooks_open_readonly(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
 {
-    return open_store_ro(out, o, 1);
+    return open_store_ro(out, o, 1, 0);
 }
 
 int ckpt_hooks_open(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
@@ -132,7 +139,7 @@ int ckpt_hooks_open(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
 int ckpt_hooks_restart_map(ckpt_hooks **out, const struct ckpt_hooks_opts *o)
 {
     /* Opening is all a map restart does: records are read in place. */
-    return open_store(out, o);
+    return open_restart(out, o);
 }
 
 int ckpt_hooks_checkpoint(ckpt_hooks *h)
@@ -623,7 +630,7 @@ int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     *out = NULL;
     if (cbs == NULL)
         cbs = &none;
-    if ((rc = open_store(&h, o)) != 0)
+    if ((rc = open_restart(&h, o)) != 0)
         return rc;
     if ((rc = ckpt_rtxn_begin(&tx, h->st)) != 0) {
         ckpt_hooks_discard(h);

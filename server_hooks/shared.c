@@ -66,11 +66,29 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
+/* Whether SHARED/rank-r opens as a store (a copy cut short does not:
+ * the store refuses a data.mdb shorter than its last committed page). */
+static int copy_opens(const char *shared, int rank)
+{
+    struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
+    ckpt_store *ro;
+    so.root = shared;
+    so.rank = rank;
+    so.readonly = 1;
+    so.create = 0;
+    if (ckpt_store_open(&ro, &so) != 0)
+        return 0;
+    ckpt_store_close(ro);
+    return 1;
+}
+
 /* Finish an interrupted publish of rank-r, if any: returns whether a
  * complete copy is now at SHARED/rank-r. A publish fsyncs rank-r.new before
  * it renames anything, so when rank-r is missing but rank-r.old exists (a
  * crash between the two renames) rank-r.new is complete and the newer copy;
- * rank-r.new alone is an unfinished first copy and is ignored. */
+ * rank-r.new alone is an unfinished first copy and is ignored. Should
+ * rank-r.new not open all the same (the file system lost what the fsync
+ * promised), the complete rank-r.old is used rather than lost. */
 static int settle(const char *shared, int rank, char *cur, size_t n)
 {
     char nw[4200], old[4200];
@@ -82,7 +100,14 @@ static int settle(const char *shared, int rank, char *cur, size_t n)
         return 1;
     if (stat(old, &sb) != 0)
         return 0;
-    if (rename(stat(nw, &sb) == 0 ? nw : old, cur) != 0)
+    if (stat(nw, &sb) == 0 && rename(nw, cur) == 0) {
+        if (copy_opens(shared, rank)) {
+            fsync_path(shared);
+            return 1;
+        }
+        rm_tree(cur);
+    }
+    if (rename(old, cur) != 0)
         return 0;
     fsync_path(shared);
     return 1;

@@ -394,6 +394,8 @@ static int commit_locked(ckpt_store *st, int force)
         if (rc == EIO && short_write_cause(st, why, sizeof why))
             code = CKPT_E_NOSPACE;
         st->last_commit_err = code;
+        st->failed_nops = st->nops;
+        st->failed_ms = mono_ms();
         return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
                            "they stay staged%s", st->path, st->nops, what, why);
     }
@@ -407,6 +409,16 @@ static int commit_locked(ckpt_store *st, int force)
     st->nops = 0;
     st->last_commit_err = 0;
     return 0;
+}
+
+/* Every retry of a failed commit re-applies the whole staged batch, so the
+ * commit policy retries only once the batch has doubled or a second has
+ * passed (checkpoint and close always retry): on a full disk a mutation
+ * then costs O(1) amortized instead of a stall growing with the batch. */
+static int retry_due(const ckpt_store *st)
+{
+    return st->last_commit_err == 0 || st->nops >= 2 * st->failed_nops ||
+           mono_ms() - st->failed_ms >= 1000;
 }
 
 /* ------------------------------------------------------------------ */
@@ -436,7 +448,8 @@ static void *bg_main(void *arg)
         if (st->bg_stop)
             break;
         uint64_t now = mono_ms();
-        if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms)
+        if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms &&
+            retry_due(st))
             commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
         if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
             (now - last_sync >= st->opts.sync_ms || st->bytes_since_sync >= CKPT_SYNC_BYTES)) {
@@ -942,8 +955,9 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
     st->log_len += need;
     if (st->nops++ == 0)
         st->batch_start_ms = mono_ms();
-    if ((st->opts.commit_every && st->nops >= st->opts.commit_every) ||
-        (st->opts.commit_ms && mono_ms() - st->batch_start_ms >= st->opts.commit_ms))
+    if (((st->opts.commit_every && st->nops >= st->opts.commit_every) ||
+         (st->opts.commit_ms && mono_ms() - st->batch_start_ms >= st->opts.commit_ms)) &&
+        retry_due(st))
         rc = commit_locked(st, 0);
 done:
     pthread_mutex_unlock(&st->mu);
@@ -1156,11 +1170,20 @@ int ckpt_store_copy(ckpt_store *st, const char *dest, int compact)
         return ckpt_seterr(st, CKPT_E_EXISTS, 0, "%s: copy target already exists", dest);
     if ((rc = mkdirs(dest)) != 0)
         return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: cannot create the copy directory", dest);
+    /* our own descriptor: mdb_env_copy2 would create data.mdb 0666 & ~umask,
+     * and a copy of the metadata must be owner-only like the store */
+    char file[4200];
+    snprintf(file, sizeof file, "%s/data.mdb", dest);
+    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ckpt_seterr(st, ckpt_map_lmdb(errno), errno, "%s: cannot create the copy", file);
     /* a read transaction inside LMDB: a consistent snapshot of the last
      * commit, taken while writers go on */
     pthread_rwlock_rdlock(&st->grow);
-    rc = mdb_env_copy2(st->env, dest, compact ? MDB_CP_COMPACT : 0);
+    rc = mdb_env_copyfd2(st->env, fd, compact ? MDB_CP_COMPACT : 0);
     pthread_rwlock_unlock(&st->grow);
+    if (close(fd) != 0 && rc == 0)
+        rc = errno;
     if (rc)
         return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: copying %s/data.mdb there failed", dest,
                            st->path);

@@ -55,6 +55,8 @@ struct ckpt_store {
     uint64_t id_seq_committed; /* meta.id_seq as of the last commit */
     int failed;             /* MDB_PANIC: must reopen */
     int last_commit_err;    /* error of the last commit attempt, 0 if it succeeded */
+    size_t failed_nops;     /* staged mutations at the last failed commit */
+    uint64_t failed_ms;     /* and when it failed (mono_ms) */
 
     /* background commit/sync thread */
     pthread_t bg;

@@ -8,6 +8,11 @@
  *   ckpt-workload verify  --store DIR --objects N [...] [--after-crash]
  *   ckpt-workload demo    [--store DIR] [--objects N] [--tags-per-object M]
  *
+ * write and restart take --method NAME (default lmdb, this project's store);
+ * the other methods (fwrite, bulki, sqlite, rocksdb, lmdb-raw) are the
+ * benchmark's, in tools/bench/. Result lines carry peak_rss_kb: getrusage's
+ * ru_maxrss of each rank's process, maximum over ranks.
+ *
  * Times are the maximum over ranks. Exit 0 on success, 1 on any failure
  * (the failing rank says what on stderr), 2 on bad usage.
  */
@@ -21,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt_hooks_mpi.h"
+#include "methods.h"
 #include "model_server.h"
 #include "workload.h"
 
@@ -32,7 +39,10 @@ struct args {
     int have_store;
     struct wl_params p;
     int rebuild, check, after_crash, force;
+    int from_ranks;          /* rank count the workload was written with (0: this one) */
+    long new_ids;            /* restart: hand out this many new ids and check them */
     struct ckpt_hooks_opts hopts;
+    const char *method; /* --method; NULL: lmdb */
 };
 
 static int g_rank, g_size;
@@ -45,20 +55,29 @@ static void usage(FILE *f)
             "       " PROG " verify  --store DIR --objects N [...] [--after-crash]\n"
             "       " PROG " demo    [--store DIR] [--objects N] [--tags-per-object M]\n"
             "options: --seed S (0)  --region-every K (8)  --sync sync|interval|close\n"
+            "         --from-ranks P (verify, restart --check: the workload was written\n"
+            "         on P ranks; the store may since have been re-homed to this count)\n"
+            "         --new-ids K (restart: hand out K new ids, check none is in use)\n"
             "         --commit-every K  --commit-ms T  --force (write: replace a store)\n"
             "environment: PDC_TMPDIR, PDC_CKPT_DIR, PDC_CKPT_SYNC, PDC_CKPT_COMMIT_EVERY,\n"
-            "         PDC_CKPT_COMMIT_MS, PDC_CKPT_SYNC_MS (see docs/PDC_INTEGRATION.md)\n");
+            "         PDC_CKPT_COMMIT_MS, PDC_CKPT_SYNC_MS (see docs/PDC_INTEGRATION.md)\n"
+            "         --method NAME (write, restart): %s (default lmdb)\n",
+            bench_method_names());
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
+    /* one write per line: stderr is unbuffered, and the lines of several
+     * ranks would interleave mid-line (mpiexec forwards what it reads) */
+    char line[2048];
     va_list ap;
-    fprintf(stderr, PROG ": rank %d: ", g_rank);
+    int n = snprintf(line, sizeof line, PROG ": rank %d: ", g_rank);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    strcat(line, "\n");
+    fputs(line, stderr);
     return 1;
 }
 
@@ -83,6 +102,8 @@ static int parse_args(struct args *a, int argc, char **argv)
         {"commit-ms", required_argument, 0, 'T'},   {"rebuild", no_argument, 0, 'b'},
         {"check", no_argument, 0, 'c'},             {"after-crash", no_argument, 0, 'a'},
         {"force", no_argument, 0, 'f'},             {"help", no_argument, 0, 'h'},
+        {"method", required_argument, 0, 'M'},
+        {"from-ranks", required_argument, 0, 'F'},  {"new-ids", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     struct ckpt_hooks_opts def = CKPT_HOOKS_OPTS_INIT;
     long v;
@@ -112,6 +133,8 @@ static int parse_args(struct args *a, int argc, char **argv)
         case 'S':
         case 'k':
         case 'T':
+        case 'F':
+        case 'I':
             if (parse_long(optarg, &v) != 0) {
                 fail("option needs a non-negative integer, not \"%s\"", optarg);
                 return -1;
@@ -128,6 +151,10 @@ static int parse_args(struct args *a, int argc, char **argv)
                 a->p.seed = (unsigned)v;
             else if (c == 'k')
                 a->hopts.commit_every = (unsigned)v;
+            else if (c == 'F')
+                a->from_ranks = (int)v;
+            else if (c == 'I')
+                a->new_ids = v;
             else
                 a->hopts.commit_ms = (unsigned)v;
             break;
@@ -149,6 +176,13 @@ static int parse_args(struct args *a, int argc, char **argv)
         case 'f':
             a->force = 1;
             break;
+        case 'M':
+            if (bench_method_is_lmdb(optarg) < 0) {
+                fail("--method: use one of %s, not \"%s\"", bench_method_names(), optarg);
+                return -1;
+            }
+            a->method = optarg;
+            break;
         default:
             return -1;
         }
@@ -158,8 +192,10 @@ static int parse_args(struct args *a, int argc, char **argv)
     a->hopts.store_root = a->root;
     a->hopts.rank = g_rank;
     a->hopts.nranks = g_size;
+    if (a->from_ranks <= 0)
+        a->from_ranks = g_size;
     a->p.rank = g_rank;
-    a->p.nranks = g_size;
+    a->p.nranks = a->from_ranks;
     return 0;
 }
 
@@ -211,6 +247,8 @@ static int store_exists(const char *root, int rank)
 
 struct apply {
     model_server *m;
+    int keep_ids;       /* records keep the stream's ids (re-homed tables) */
+    int home, nranks;   /* with keep_ids: apply only what is homed on `home` */
     uint64_t *members;
     size_t nmem, capmem;
     uint64_t cont;
@@ -231,6 +269,14 @@ static int apply_mut(const struct wl_mut *mu, void *arg)
     struct apply *ap = arg;
     uint64_t id = 0;
     int rc = 0;
+    if (ap->keep_ids) {
+        if (wl_home(mu, ap->nranks) != ap->home)
+            return 0;
+        if (mu->kind == WL_CONT)
+            return model_cont_create_id(ap->m, &mu->cont);
+        if (mu->kind == WL_OBJ)
+            return model_obj_create(ap->m, &mu->obj, &id);
+    }
     ap->muts++;
     switch (mu->kind) {
     case WL_CONT:
@@ -273,10 +319,26 @@ static int apply_mut(const struct wl_mut *mu, void *arg)
     return rc;
 }
 
+/* The tables this rank holds after a re-homing from p->nranks = P_old
+ * ranks to `nranks`: every old rank's stream, filtered by new home. */
+static int run_streams_homed(const struct wl_params *p, int nranks, int me, model_server *m)
+{
+    struct apply ap = {m, 1, me, nranks, NULL, 0, 0, 0, 0};
+    struct wl_params q = *p;
+    int rc = 0;
+    for (q.rank = 0; rc == 0 && q.rank < q.nranks; q.rank++) {
+        rc = wl_stream(&q, apply_mut, &ap);
+        if (rc == 0)
+            rc = flush_members(&ap);
+    }
+    free(ap.members);
+    return rc;
+}
+
 /* Apply this rank's stream to model m (hooks or not). */
 static int run_stream(const struct wl_params *p, model_server *m, long *muts)
 {
-    struct apply ap = {m, NULL, 0, 0, 0, 0};
+    struct apply ap = {m, 0, 0, 0, NULL, 0, 0, 0, 0};
     int rc = wl_stream(p, apply_mut, &ap);
     if (rc == 0)
         rc = flush_members(&ap);
@@ -321,15 +383,15 @@ static int cmd_write(struct args *a, int quiet)
         ckpt_hooks_discard(h);
     model_destroy(m);
     double wmax = max_time(t1 - t0), cmax = max_time(t2 - t1);
-    long total = sum_long(muts);
+    long total = sum_long(muts), rss = bench_peak_rss_kb();
     if (any_failed(rc != 0))
         return 1;
     if (g_rank == 0 && !quiet) {
         printf("write: %d ranks, %ld objects x %ld tags, %ld tagged, %ld mutations, store %s\n",
                g_size, a->p.objects, a->p.tags_per_object, a->p.tagged, total, a->root);
         printf("  workload %.6f s, close %.6f s (max over ranks)\n", wmax, cmax);
-        printf("result: phase=write ranks=%d mutations=%ld workload_s=%.9f close_s=%.9f\n", g_size,
-               total, wmax, cmax);
+        printf("result: phase=write ranks=%d mutations=%ld workload_s=%.9f close_s=%.9f "
+               "peak_rss_kb=%ld method=lmdb\n", g_size, total, wmax, cmax, rss);
     } else if (g_rank == 0) {
         printf("  write    %ld mutations on %d ranks: workload %.6f s, close %.6f s\n", total, g_size,
                wmax, cmax);
@@ -349,24 +411,65 @@ static int cmd_restart(struct args *a, int quiet)
     int rc;
     double t0, t1;
 
+    struct ckpt_rehome_stats rs;
+    memset(&rs, 0, sizeof rs);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    if (a->rebuild)
-        rc = model_restart_rebuild(&m, &h, &a->hopts, &st);
-    else
-        rc = ckpt_hooks_restart_map(&h, &a->hopts);
+    /* collective: finishes or undoes an interrupted re-homing, and re-homes
+     * a store written by another rank count; on the same count it is the
+     * map restart itself */
+    rc = ckpt_hooks_restart_elastic(&h, &a->hopts, MPI_COMM_WORLD, &rs);
+    if (rc == 0 && a->rebuild) {
+        if ((rc = ckpt_hooks_close(h)) != 0)
+            ckpt_hooks_discard(h);
+        h = NULL;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        if (rc == 0)
+            rc = model_restart_rebuild(&m, &h, &a->hopts, &st);
+    }
     t1 = MPI_Wtime();
     if (rc)
         fail("restart: %s", ckpt_store_errmsg(NULL));
+    if (rc == 0 && g_rank == 0 && rs.recovered)
+        printf("restart: an interrupted re-homing was rolled %s\n",
+               rs.recovered > 0 ? "forward (completed)" : "back (undone)");
+    if (rc == 0 && g_rank == 0 && rs.old_nranks != rs.new_nranks)
+        printf("restart: re-homed %llu records from %d to %d ranks, %llu moved, in %.6f s\n"
+               "result: phase=rehome from=%d to=%d records=%llu moved=%llu seconds=%.9f\n",
+               (unsigned long long)rs.records, rs.old_nranks, rs.new_nranks,
+               (unsigned long long)rs.moved, rs.seconds, rs.old_nranks, rs.new_nranks,
+               (unsigned long long)rs.records, (unsigned long long)rs.moved, rs.seconds);
     if (rc == 0 && a->rebuild && a->check) {
         char why[256];
         if ((rc = model_create(&expect, g_rank, g_size, NULL)) == 0 &&
-            (rc = run_stream(&a->p, expect, NULL)) == 0 && !model_equal(expect, m, why, sizeof why)) {
+            (rc = (a->from_ranks == g_size ? run_stream(&a->p, expect, NULL)
+                                            : run_streams_homed(&a->p, g_size, g_rank, expect))) == 0 &&
+            !model_equal(expect, m, why, sizeof why)) {
             rc = fail("rebuilt tables differ from the workload's: %s", why);
         } else if (rc) {
             fail("building the expected tables: %s", ckpt_strerror(rc));
         }
     }
+    /* new ids must never collide with any record, re-homed or not: the
+     * directory rank of a new id of this rank is this rank, so a record
+     * with that id would be found here or in the id directory here */
+    for (long k = 0; rc == 0 && k < a->new_ids; k++) {
+        uint64_t id;
+        int home;
+        ckpt_hooks_read *rd = NULL;
+        if ((rc = ckpt_hook_new_id(h, &id)) != 0 || (rc = ckpt_hooks_read_begin(&rd, h)) != 0) {
+            fail("new id: %s", ckpt_store_errmsg(NULL));
+            break;
+        }
+        int r2 = ckpt_hooks_id_home(&home, rd, id);
+        ckpt_hooks_read_end(rd);
+        if (r2 != CKPT_E_NOTFOUND)
+            rc = fail("new id %llu is already in use (on rank %d)", (unsigned long long)id,
+                      r2 == 0 ? home : -1);
+    }
+    if (rc == 0 && a->new_ids && g_rank == 0)
+        printf("restart: %ld new ids per rank, none in use\n", a->new_ids);
     model_destroy(expect);
     model_destroy(m);
     if (h && ckpt_hooks_close(h) != 0) {
@@ -374,7 +477,7 @@ static int cmd_restart(struct args *a, int quiet)
         ckpt_hooks_discard(h);
     }
     double tmax = max_time(t1 - t0);
-    long objs = sum_long((long)st.objs), tags = sum_long((long)st.kvtags);
+    long objs = sum_long((long)st.objs), tags = sum_long((long)st.kvtags), rss = bench_peak_rss_kb();
     if (any_failed(rc != 0))
         return 1;
     if (g_rank == 0) {
@@ -384,7 +487,8 @@ static int cmd_restart(struct args *a, int quiet)
             if (a->rebuild)
                 printf(", %ld objects and %ld kvtags rebuilt%s", objs, tags,
                        a->check ? ", tables equal to the workload's" : "");
-            printf("\nresult: phase=restart_%s ranks=%d seconds=%.9f\n", mode, g_size, tmax);
+            printf("\nresult: phase=restart_%s ranks=%d seconds=%.9f peak_rss_kb=%ld method=lmdb\n",
+                   mode, g_size, tmax, rss);
         } else {
             printf("  restart  %-7s %.6f s%s\n", mode, tmax,
                    a->check ? " (rebuilt tables equal the written ones)" : "");
@@ -401,6 +505,7 @@ struct verify {
     ckpt_hooks *h;
     ckpt_hooks_read *r;
     int after_crash;
+    int nranks;      /* ranks now: where records and id directory entries live */
     long index;      /* mutations seen */
     long prefix;     /* leading mutations present */
     long gap_at;     /* first missing mutation, -1 if none */
@@ -548,6 +653,33 @@ static const char *kind_name(enum wl_kind k)
     return n[k];
 }
 
+/* The id directory sends an id-based lookup to the record's home. */
+static int check_id_home(struct verify *v, const struct wl_mut *mu)
+{
+    int home = -1, want = wl_home(mu, v->nranks);
+    int rc = ckpt_hooks_id_home(&home, v->r, mu->id);
+    if (rc || home != want) {
+        snprintf(v->err, sizeof v->err, "id %llu (%s): the id directory on rank %d %s %d, expected "
+                 "rank %d", (unsigned long long)mu->id, mu->kind == WL_OBJ ? "an object" : "a container",
+                 g_rank, rc ? "fails:" : "names rank", rc ? rc : home, want);
+        return 1;
+    }
+    return 0;
+}
+
+static int verify_mut(const struct wl_mut *mu, void *arg);
+
+/* After a re-homing: check what is homed here, and the directory entries
+ * of ids whose directory rank this is. */
+static int verify_homed(const struct wl_mut *mu, void *arg)
+{
+    struct verify *v = arg;
+    if ((mu->kind == WL_OBJ || mu->kind == WL_CONT) &&
+        ckpt_id_dir_rank(mu->id, v->nranks) == g_rank && check_id_home(v, mu) != 0)
+        return 1;
+    return wl_home(mu, v->nranks) == g_rank ? verify_mut(mu, arg) : 0;
+}
+
 static int verify_mut(const struct wl_mut *mu, void *arg)
 {
     struct verify *v = arg;
@@ -636,13 +768,25 @@ static int cmd_verify(struct args *a, int quiet)
     memset(&v, 0, sizeof v);
     v.after_crash = a->after_crash;
     v.gap_at = -1;
+    v.nranks = g_size;
     long total = wl_count(&a->p);
+    if (a->after_crash && a->from_ranks != g_size) {
+        fail("--after-crash checks a store on the rank count that wrote it");
+        any_failed(1);
+        return 1;
+    }
     if ((rc = ckpt_hooks_open_readonly(&v.h, &a->hopts)) != 0)
         fail("verify: %s", ckpt_store_errmsg(NULL));
     else if ((rc = ckpt_hooks_read_begin(&v.r, v.h)) != 0)
         fail("verify: %s", ckpt_store_errmsg(NULL));
     if (rc == 0) {
-        rc = wl_stream(&a->p, verify_mut, &v);
+        if (a->from_ranks == g_size) {
+            rc = wl_stream(&a->p, verify_mut, &v);
+        } else {
+            struct wl_params q = a->p;
+            for (q.rank = 0; rc == 0 && q.rank < q.nranks; q.rank++)
+                rc = wl_stream(&q, verify_homed, &v);
+        }
         if (rc == 0)
             rc = check_counts(&v);
         if (rc)
@@ -697,8 +841,23 @@ static int cmd_demo(struct args *a)
         return 1;
     if (g_rank == 0)
         printf("close commits only the last batch; restart (map) only opens the store.\n"
-               "Inspect it: ckpt-inspect stat %s (once the inspect tool lands)\n", a->root);
+               "Look inside: build/bin/ckpt-inspect stat %s\n", a->root);
     return 0;
+}
+
+/* write/restart with a benchmark method (tools/bench/methods.h). */
+static int method_cmd(const struct args *a)
+{
+    struct bench_cmd c = {a->method, a->root, a->p, g_rank, g_size, a->force, a->rebuild, a->check,
+                          run_stream};
+    if (strcmp(a->cmd, "write") == 0)
+        return bench_write(&c);
+    if (strcmp(a->cmd, "restart") == 0)
+        return bench_restart(&c);
+    if (g_rank == 0)
+        fprintf(stderr, PROG ": verify reads a pdc-ckpt store; for --method %s use restart --rebuild "
+                "--check\n", a->method);
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -726,6 +885,8 @@ int main(int argc, char **argv)
                         strcmp(a.cmd, "restart") ? " and --objects" : "");
                 usage(stderr);
             }
+        } else if (!bench_method_is_lmdb(a.method)) {
+            rc = method_cmd(&a);
         } else if (strcmp(a.cmd, "write") == 0) {
             rc = cmd_write(&a, 0);
         } else if (strcmp(a.cmd, "verify") == 0) {
@@ -733,6 +894,9 @@ int main(int argc, char **argv)
         } else {
             rc = cmd_restart(&a, 0);
         }
+    } else if (strcmp(a.cmd, "demo") == 0 && !bench_method_is_lmdb(a.method)) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": demo runs the lmdb method only\n");
     } else if (strcmp(a.cmd, "demo") == 0) {
         rc = cmd_demo(&a);
     } else if (g_rank == 0) {

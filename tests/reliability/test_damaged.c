@@ -1,0 +1,678 @@
+/*
+ * test_damaged.c - damaged stores (issue 8, item 2). A pristine 2-rank store
+ * is written once through the hooks; every test case damages a copy of it
+ * the way stores get damaged in the field:
+ *
+ *   - data.mdb truncated (half, one byte short, only its meta pages, one
+ *     page, a few bytes, empty);
+ *   - a bit flipped inside a stored object record and a kvtag record;
+ *   - lock.mdb (and writer.lock) missing;
+ *   - a meta record of a newer (and of an older, unmigratable) format;
+ *   - a rank directory, or just its data.mdb, missing;
+ *   - another program's LMDB environment, or a file that is not LMDB;
+ *   - an interrupted creation (an LMDB environment nothing was committed
+ *     to).
+ *
+ * For each, every way in (read-only open, map restart, rebuild restart)
+ * runs in a forked child, so that a crash is reported as a failure of that
+ * case instead of ending the test: none may crash; each must give the
+ * expected CKPT_E_* code with a message that says what is wrong and where;
+ * a restart must never come back with fewer records than the store holds
+ * (nothing is silently dropped) and must not start a fresh store over a
+ * missing one. `ckpt-inspect verify` (argv[1]) must exit 1 naming the rank
+ * (and, for a damaged record, the database and key), and the intact rank
+ * must still verify in full.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ckpt_hooks.h"
+#include "rel_util.h"
+
+enum { NRANKS = 2, NOBJ = 300 };
+
+static const char *g_inspect;         /* ckpt-inspect */
+static char g_pristine[600];          /* the store every case copies */
+static char g_pristine_dir[512];
+static uint64_t g_ids[NRANKS][NOBJ];  /* object ids of the pristine store */
+
+struct fix {
+    char dir[512];
+    char root[600];   /* dir/store: a copy of the pristine store */
+};
+
+/* ------------------------------------------------------------------ */
+/* the pristine store                                                  */
+/* ------------------------------------------------------------------ */
+
+static struct ckpt_hooks_opts opts_for(const char *root, int rank)
+{
+    struct ckpt_hooks_opts o = CKPT_HOOKS_OPTS_INIT;
+    o.store_root = root;
+    o.rank = rank;
+    o.nranks = NRANKS;
+    o.commit_every = 64; /* many commits: stale record copies in free pages */
+    o.map_size = (size_t)8 << 20;
+    return o;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (rel_mkdtemp(g_pristine_dir, sizeof g_pristine_dir, "damaged") != 0)
+        return -1;
+    snprintf(g_pristine, sizeof g_pristine, "%s/store", g_pristine_dir);
+    for (int r = 0; r < NRANKS; r++) {
+        struct ckpt_hooks_opts o = opts_for(g_pristine, r);
+        ckpt_hooks *h;
+        uint64_t cont = 0;
+        if (ckpt_hooks_open(&h, &o) != 0 || rel_write_objs(h, r, 0, NOBJ, &cont, g_ids[r]) != 0 ||
+            ckpt_hooks_close(h) != 0) {
+            fprintf(stderr, "building the pristine store: %s\n", ckpt_store_errmsg(NULL));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    rel_rmtree(g_pristine_dir);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    struct fix *f = calloc(1, sizeof *f);
+    if (f == NULL || rel_mkdtemp(f->dir, sizeof f->dir, "case") != 0) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
+    if (rel_copytree(g_pristine, f->root) != 0) {
+        rel_rmtree(f->dir);
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fix *f = *state;
+    rel_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the ways in, each run in a child                                    */
+/* ------------------------------------------------------------------ */
+
+struct probe {
+    const char *root;
+    int rank;
+};
+
+/* read-only open (what tools and verifiers do) */
+static int probe_open_ro(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    ckpt_store *st = NULL;
+    o.root = p->root;
+    o.rank = p->rank;
+    o.readonly = 1;
+    o.create = 0;
+    int rc = ckpt_store_open(&st, &o);
+    if (rc) {
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    ckpt_store_close(st);
+    return 0;
+}
+
+/* map restart, then a census of every record of the rank:
+ * v = {complete objects, missing, bad, first bad index} */
+static int probe_map(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
+    struct rel_census c;
+    ckpt_hooks *h = NULL;
+    int rc = ckpt_hooks_restart_map(&h, &o);
+    if (rc) {
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    rc = rel_census(&c, h, p->rank, NOBJ);
+    out->v[0] = c.objs;
+    out->v[1] = c.missing;
+    out->v[2] = c.bad;
+    out->v[3] = c.first_bad;
+    snprintf(out->msg, sizeof out->msg, "%s", c.why);
+    if (rc == 0 && c.first_bad >= 0)
+        rc = c.first_bad_rc;
+    if (ckpt_hooks_close(h) != 0)
+        ckpt_hooks_discard(h);
+    return rc;
+}
+
+static int count_obj(const struct ckpt_obj *o, void *payload)
+{
+    (void)o;
+    ((long *)payload)[0]++;
+    return 0;
+}
+static int count_kvtag(uint64_t owner, const struct ckpt_kvtag *t, void *payload)
+{
+    (void)owner;
+    (void)t;
+    ((long *)payload)[1]++;
+    return 0;
+}
+static int count_member(uint64_t c, uint64_t o, void *payload)
+{
+    (void)c;
+    (void)o;
+    ((long *)payload)[2]++;
+    return 0;
+}
+static int count_region(const struct ckpt_region *g, void *payload)
+{
+    (void)g;
+    ((long *)payload)[3]++;
+    return 0;
+}
+
+/* rebuild restart: v = records visited {objects, kvtags, members, regions} */
+static int probe_rebuild(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
+    const struct ckpt_rebuild_cbs cbs = {NULL, count_obj, count_kvtag, count_member, count_region};
+    struct ckpt_rebuild_stats st;
+    ckpt_hooks *h = NULL;
+    int rc = ckpt_hooks_restart_rebuild(&h, &o, &cbs, out->v, &st);
+    if (rc) {
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    if (ckpt_hooks_close(h) != 0)
+        ckpt_hooks_discard(h);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* assertions                                                          */
+/* ------------------------------------------------------------------ */
+
+static void has(const char *text, const char *needle, const char *what)
+{
+    if (strstr(text, needle) == NULL)
+        fail_msg("%s: \"%s\" does not say \"%s\"", what, text, needle);
+}
+
+/* Run fn in a child; it must not crash and must return want. */
+static void expect(const char *what, rel_fn fn, const char *root, int rank, int want,
+                   struct rel_outcome *out)
+{
+    struct probe p = {root, rank};
+    rel_in_child(out, fn, &p);
+    if (out->crashed)
+        fail_msg("%s on rank %d crashed: %s", what, rank, out->msg);
+    if (out->rc != want)
+        fail_msg("%s on rank %d: %s (%d), expected %s: %s", what, rank, ckpt_errname(out->rc),
+                 out->rc, ckpt_errname(want), out->msg);
+    if (want != 0 && out->msg[0] == 0)
+        fail_msg("%s on rank %d: %s without a message", what, rank, ckpt_errname(want));
+}
+
+/* Every way in on `rank` fails with `want` and a message holding each of
+ * the NULL-terminated needles. */
+static void expect_refused(const char *root, int rank, int want, ...)
+{
+    static const struct {
+        const char *what;
+        rel_fn fn;
+    } ways[] = {{"read-only open", probe_open_ro},
+                {"map restart", probe_map},
+                {"rebuild restart", probe_rebuild}};
+    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+        struct rel_outcome out;
+        va_list ap;
+        const char *needle;
+        expect(ways[w].what, ways[w].fn, root, rank, want, &out);
+        va_start(ap, want);
+        while ((needle = va_arg(ap, const char *)) != NULL)
+            has(out.msg, needle, ways[w].what);
+        va_end(ap);
+    }
+}
+
+/* The rank holds all of its records, by every way in. */
+static void expect_intact(const char *root, int rank)
+{
+    struct rel_outcome out;
+    expect("read-only open", probe_open_ro, root, rank, 0, &out);
+    expect("map restart", probe_map, root, rank, 0, &out);
+    assert_int_equal(out.v[0], NOBJ);
+    expect("rebuild restart", probe_rebuild, root, rank, 0, &out);
+    assert_int_equal(out.v[0], NOBJ);
+    assert_int_equal(out.v[1], NOBJ);
+    assert_int_equal(out.v[2], NOBJ);
+    assert_int_equal(out.v[3], NOBJ);
+}
+
+static char g_out[65536];
+
+/* ckpt-inspect verify ROOT: its exit status; output in g_out. */
+static int inspect_verify(const char *root)
+{
+    char *const argv[] = {(char *)g_inspect, "verify", (char *)root, NULL};
+    return rel_run(argv, g_out, sizeof g_out);
+}
+
+/* The output has a line starting with `start` that holds every needle. */
+static int has_line(const char *start, ...)
+{
+    for (const char *l = g_out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[4096];
+        if (len >= sizeof line || strncmp(l, start, strlen(start)) != 0)
+            continue;
+        memcpy(line, l, len);
+        line[len] = 0;
+        va_list ap;
+        const char *needle;
+        int ok = 1;
+        va_start(ap, start);
+        while ((needle = va_arg(ap, const char *)) != NULL)
+            ok = ok && strstr(line, needle) != NULL;
+        va_end(ap);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+/* verify must fail (exit 1, not a crash) and report `rank`, never the
+ * other (intact) rank. */
+static void expect_inspect_fails(const char *root, int rank)
+{
+    char me[32], other[32];
+    int rc = inspect_verify(root);
+    if (rc != 1)
+        fail_msg("ckpt-inspect verify %s: exit %d, expected 1:\n%s", root, rc, g_out);
+    snprintf(me, sizeof me, "rank %d: ", rank);
+    snprintf(other, sizeof other, "rank %d: ", 1 - rank);
+    if (!has_line(me, NULL))
+        fail_msg("ckpt-inspect verify does not name rank %d:\n%s", rank, g_out);
+    if (has_line(other, NULL))
+        fail_msg("ckpt-inspect verify reports the intact rank %d:\n%s", 1 - rank, g_out);
+}
+
+static void expect_inspect_ok(const char *root)
+{
+    int rc = inspect_verify(root);
+    const char *end = g_out + strlen(g_out);
+    while (end > g_out && end[-1] == '\n')
+        end--;
+    if (rc != 0 || end - g_out < 2 || strncmp(end - 2, "OK", 2) != 0)
+        fail_msg("ckpt-inspect verify %s: exit %d, expected 0 and a line ending in OK:\n%s", root,
+                 rc, g_out);
+}
+
+static void data_path(char *out, size_t n, const char *root, int rank, const char *file)
+{
+    snprintf(out, n, "%s/rank-%d/%s", root, rank, file);
+}
+
+/* Bytes of a file, malloc'ed. */
+static char *slurp(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    *len = rel_file_size(path);
+    assert_non_null(f);
+    assert_true(*len >= 0);
+    char *b = malloc((size_t)*len + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    return b;
+}
+
+/* ------------------------------------------------------------------ */
+/* the cases                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The undamaged copy passes everything (the baseline the cases rely on). */
+static void test_pristine(void **state)
+{
+    struct fix *f = *state;
+    expect_intact(f->root, 0);
+    expect_intact(f->root, 1);
+    expect_inspect_ok(f->root);
+}
+
+static void truncate_to(const char *root, int rank, long size)
+{
+    char p[2048];
+    data_path(p, sizeof p, root, rank, "data.mdb");
+    assert_int_equal(truncate(p, size), 0);
+}
+
+/* A data.mdb cut shorter than its last committed page: a clear CORRUPT,
+ * never a SIGBUS from touching the map past the end of the file. */
+static void test_truncated(void **state)
+{
+    struct fix *f = *state;
+    char p[2048], work[1024], saved[1024], sz[64];
+    data_path(p, sizeof p, f->root, 0, "data.mdb");
+    long full = rel_file_size(p);
+    assert_true(full > 16 * 4096);
+    const long sizes[] = {full / 2, full - 1, full - 4096, 3 * 4096 + 100, 8192};
+    snprintf(saved, sizeof saved, "%s/saved", f->dir);
+    assert_int_equal(rel_copytree(f->root, saved), 0);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        snprintf(work, sizeof work, "%s/t%zu", f->dir, i);
+        assert_int_equal(rel_copytree(saved, work), 0);
+        truncate_to(work, 0, sizes[i]);
+        snprintf(sz, sizeof sz, "truncated: %ld bytes", sizes[i]);
+        expect_refused(work, 0, CKPT_E_CORRUPT, "rank-0/data.mdb", sz, "last committed page", NULL);
+        expect_inspect_fails(work, 0);
+        if (!has_line("rank 0: ", "truncated", NULL))
+            fail_msg("ckpt-inspect verify does not say rank 0 is truncated:\n%s", g_out);
+        expect_intact(work, 1);
+        /* the refused opens left the file as it was */
+        char wp[2048];
+        data_path(wp, sizeof wp, work, 0, "data.mdb");
+        assert_int_equal(rel_file_size(wp), sizes[i]);
+    }
+}
+
+/* Cut into LMDB's own header (the two meta pages): LMDB refuses it, and
+ * the store says the file is not a usable LMDB environment. */
+static void test_truncated_header(void **state)
+{
+    struct fix *f = *state;
+    const long sizes[] = {4096, 100};
+    char work[1024];
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        snprintf(work, sizeof work, "%s/h%zu", f->dir, i);
+        assert_int_equal(rel_copytree(f->root, work), 0);
+        truncate_to(work, 0, sizes[i]);
+        expect_refused(work, 0, CKPT_E_CORRUPT, "rank-0/data.mdb", NULL);
+        expect_inspect_fails(work, 0);
+        expect_intact(work, 1);
+    }
+}
+
+/* Cut to nothing: no committed data at all is left, which a restart must
+ * not take for a fresh store. */
+static void test_truncated_empty(void **state)
+{
+    struct fix *f = *state;
+    truncate_to(f->root, 0, 0);
+    expect_refused(f->root, 0, CKPT_E_CORRUPT, "rank-0/data.mdb", "empty", NULL);
+    expect_inspect_fails(f->root, 0);
+    expect_intact(f->root, 1);
+}
+
+/* A flipped bit inside an object record: LMDB has no checksums, so the
+ * store opens, but the record no longer decodes. Lookups of it and the
+ * rebuild say so, naming database and key; every other record is still
+ * there. */
+static void test_bitflip_object(void **state)
+{
+    struct fix *f = *state;
+    char loc[64], why[256], hex[17];
+    const long victim = 137;
+    rel_obj_loc(loc, sizeof loc, 0, victim);
+    int k = rel_flip_after(f->root, 0, loc, why, sizeof why);
+    if (k <= 0)
+        fail_msg("flip: %s", k < 0 ? why : "record not found in data.mdb");
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[0][victim]);
+
+    struct rel_outcome out;
+    expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
+    /* map restart: every object but the victim is complete; the victim's
+     * lookup is CKPT_E_RECORD, naming the database and the key */
+    expect("map restart", probe_map, f->root, 0, CKPT_E_RECORD, &out);
+    assert_int_equal(out.v[0], NOBJ - 1);
+    assert_int_equal(out.v[1], 0);
+    assert_int_equal(out.v[2], 1);
+    assert_int_equal(out.v[3], victim);
+    has(out.msg, "record in obj under key", "map lookup");
+    has(out.msg, hex, "map lookup");
+    /* rebuild: stops with CKPT_E_RECORD instead of skipping the record */
+    expect("rebuild restart", probe_rebuild, f->root, 0, CKPT_E_RECORD, &out);
+    has(out.msg, "rank-0/data.mdb", "rebuild");
+    has(out.msg, "record in obj under key", "rebuild");
+    has(out.msg, hex, "rebuild");
+
+    char id[32];
+    snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[0][victim]);
+    expect_inspect_fails(f->root, 0);
+    if (!has_line("rank 0: obj: ", id, NULL))
+        fail_msg("ckpt-inspect verify does not name obj %s on rank 0:\n%s", id, g_out);
+    expect_intact(f->root, 1);
+}
+
+/* The same inside a kvtag record. */
+static void test_bitflip_kvtag(void **state)
+{
+    struct fix *f = *state;
+    char val[64], why[256], hex[17];
+    const long victim = 42;
+    rel_tag_val(val, sizeof val, 1, victim);
+    int k = rel_flip_after(f->root, 1, val, why, sizeof why);
+    if (k <= 0)
+        fail_msg("flip: %s", k < 0 ? why : "record not found in data.mdb");
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[1][victim]);
+
+    struct rel_outcome out;
+    expect("read-only open", probe_open_ro, f->root, 1, 0, &out);
+    expect("map restart", probe_map, f->root, 1, CKPT_E_RECORD, &out);
+    assert_int_equal(out.v[0], NOBJ - 1);
+    assert_int_equal(out.v[2], 1);
+    assert_int_equal(out.v[3], victim);
+    has(out.msg, "record in kvtag under key", "map lookup");
+    has(out.msg, hex, "map lookup");
+    expect("rebuild restart", probe_rebuild, f->root, 1, CKPT_E_RECORD, &out);
+    has(out.msg, "record in kvtag under key", "rebuild");
+    has(out.msg, hex, "rebuild");
+    expect_inspect_fails(f->root, 1);
+    if (!has_line("rank 1: kvtag", NULL))
+        fail_msg("ckpt-inspect verify does not name the kvtag database on rank 1:\n%s", g_out);
+    expect_intact(f->root, 0);
+}
+
+/* lock.mdb is LMDB's reader table, rebuilt at open; writer.lock is the
+ * store's flock file: losing either loses nothing. */
+static void test_missing_lock(void **state)
+{
+    struct fix *f = *state;
+    char p[2048];
+    data_path(p, sizeof p, f->root, 0, "lock.mdb");
+    assert_int_equal(unlink(p), 0);
+    data_path(p, sizeof p, f->root, 1, "lock.mdb");
+    assert_int_equal(unlink(p), 0);
+    data_path(p, sizeof p, f->root, 1, "writer.lock");
+    assert_int_equal(unlink(p), 0);
+    expect_intact(f->root, 0);
+    expect_intact(f->root, 1);
+    expect_inspect_ok(f->root);
+}
+
+/* A store written by a newer pdc-ckpt: refused, naming both versions, and
+ * left untouched (no generation bump, no meta rewrite). */
+static void test_newer_version(void **state)
+{
+    struct fix *f = *state;
+    char why[256], p[2048];
+    long before_len, after_len;
+    assert_int_equal(rel_set_meta_version(f->root, 0, CKPT_FORMAT_VERSION + 1, why, sizeof why), 0);
+    data_path(p, sizeof p, f->root, 0, "data.mdb");
+    char *before = slurp(p, &before_len);
+    expect_refused(f->root, 0, CKPT_E_VERSION, "rank-0", "version 2 is newer", "version 1", NULL);
+    expect_inspect_fails(f->root, 0);
+    if (!has_line("rank 0: ", "version 2", NULL))
+        fail_msg("ckpt-inspect verify does not name the version:\n%s", g_out);
+    char *after = slurp(p, &after_len);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, (size_t)before_len);
+    free(before);
+    free(after);
+    expect_intact(f->root, 1);
+}
+
+/* An older version this build cannot migrate is refused too. */
+static void test_older_version(void **state)
+{
+    struct fix *f = *state;
+    char why[256];
+    assert_int_equal(rel_set_meta_version(f->root, 1, 0, why, sizeof why), 0);
+    expect_refused(f->root, 1, CKPT_E_VERSION, "rank-1", "version 0", NULL);
+    expect_inspect_fails(f->root, 1);
+    expect_intact(f->root, 0);
+}
+
+/* A missing rank directory: every way in says there is no store there;
+ * a restart must not start an empty store in its place. */
+static void test_missing_rank_dir(void **state)
+{
+    struct fix *f = *state;
+    char p[2048];
+    snprintf(p, sizeof p, "%s/rank-1", f->root);
+    assert_int_equal(rel_rmtree(p), 0);
+    expect_refused(f->root, 1, CKPT_E_NOSTORE, f->root, "rank directory missing", NULL);
+    struct stat sb;
+    if (stat(p, &sb) == 0)
+        fail_msg("a refused restart created %s", p);
+    expect_inspect_fails(f->root, 1);
+    if (!has_line("rank 1: ", "missing", NULL))
+        fail_msg("ckpt-inspect verify does not say rank 1 is missing:\n%s", g_out);
+    expect_intact(f->root, 0);
+}
+
+/* The rank directory is there but data.mdb is not. */
+static void test_missing_data_file(void **state)
+{
+    struct fix *f = *state;
+    char p[2048];
+    data_path(p, sizeof p, f->root, 0, "data.mdb");
+    assert_int_equal(unlink(p), 0);
+    expect_refused(f->root, 0, CKPT_E_NOSTORE, f->root, "data.mdb missing", NULL);
+    if (rel_file_size(p) >= 0)
+        fail_msg("a refused restart created %s", p);
+    expect_inspect_fails(f->root, 0);
+    expect_intact(f->root, 1);
+}
+
+/* Another program's LMDB environment where rank 0's store should be: not
+ * a pdc-ckpt store, and nothing is written into it. */
+static void test_foreign_lmdb(void **state)
+{
+    struct fix *f = *state;
+    char why[256], p[2048];
+    for (int meta_db = 0; meta_db <= 1; meta_db++) {
+        long before_len, after_len;
+        if (rel_make_foreign(f->root, 0, meta_db, why, sizeof why) != 0)
+            fail_msg("%s", why);
+        data_path(p, sizeof p, f->root, 0, "data.mdb");
+        char *before = slurp(p, &before_len);
+        expect_refused(f->root, 0, CKPT_E_NOTSTORE, "rank-0/data.mdb", "not a pdc-ckpt store", NULL);
+        expect_inspect_fails(f->root, 0);
+        if (!has_line("rank 0: ", "not a pdc-ckpt store", NULL))
+            fail_msg("ckpt-inspect verify does not say rank 0 is not a store:\n%s", g_out);
+        char *after = slurp(p, &after_len);
+        assert_int_equal(before_len, after_len);
+        assert_memory_equal(before, after, (size_t)before_len);
+        free(before);
+        free(after);
+    }
+    expect_intact(f->root, 1);
+}
+
+/* A data.mdb that is not an LMDB file at all. */
+static void test_not_lmdb(void **state)
+{
+    struct fix *f = *state;
+    char p[2048];
+    data_path(p, sizeof p, f->root, 1, "data.mdb");
+    FILE *fp = fopen(p, "wb");
+    assert_non_null(fp);
+    uint64_t s = 8;
+    for (int i = 0; i < 65536 / 8; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        fwrite(&s, 8, 1, fp);
+    }
+    fclose(fp);
+    expect_refused(f->root, 1, CKPT_E_CORRUPT, "rank-1/data.mdb", "not an LMDB file", NULL);
+    expect_inspect_fails(f->root, 1);
+    expect_intact(f->root, 0);
+}
+
+/* What a writer killed during its very first open leaves: an LMDB
+ * environment with nothing committed. Nothing was lost, but a restart has
+ * nothing to restart from and must say so (and must not crash); the
+ * writer's ckpt_hooks_open starts the store afresh. */
+static void test_interrupted_creation(void **state)
+{
+    struct fix *f = *state;
+    char why[256];
+    if (rel_make_empty_env(f->root, 1, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    expect_refused(f->root, 1, CKPT_E_NOSTORE, "rank-1/data.mdb", "nothing was committed", NULL);
+    expect_inspect_fails(f->root, 1);
+    expect_intact(f->root, 0);
+    /* open (not restart) takes it as the fresh store it is */
+    struct ckpt_hooks_opts o = opts_for(f->root, 1);
+    ckpt_hooks *h;
+    uint64_t cont = 0;
+    assert_int_equal(ckpt_hooks_open(&h, &o), 0);
+    assert_int_equal(rel_write_objs(h, 1, 0, NOBJ, &cont, NULL), 0);
+    assert_int_equal(ckpt_hooks_close(h), 0);
+    expect_intact(f->root, 1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s CKPT-INSPECT\n", argv[0]);
+        return 2;
+    }
+    g_inspect = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pristine, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated_header, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bitflip_object, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bitflip_kvtag, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_older_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_rank_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_data_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_lmdb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_lmdb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_creation, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Damaged stores through the MPI restart (issue 8, item 2): a 2-rank
+# ckpt-workload store with rank 1 damaged. The collective restart
+# (ckpt_hooks_restart_elastic, same rank count and re-homing to 3 ranks)
+# must fail on every rank with the damaged rank's message and exit 1,
+# never crash, never start an empty store in place of a missing one, and
+# a failed re-homing must leave the old layout as it was. verify and
+# ckpt-inspect verify must report the damage.
+#   - rank-1 directory missing
+#   - rank-1 data.mdb truncated
+#   - rank-1 meta of a newer format version
+#   - rank-1 another program's LMDB environment
+#   - a bit flipped inside an object record on rank 1: the map restart
+#     opens (LMDB has no checksums; records decode when read), the rebuild
+#     restart, the re-homing, verify and ckpt-inspect name the record
+#   - rank 0 an LMDB environment with nothing committed (its creation was
+#     interrupted): every rank says so
+#   - lock.mdb missing on both ranks: restart and verify as if intact
+# usage: test_damaged_mpi.sh WORKLOAD INSPECT REL_DAMAGE MPIEXEC NUMPROC_FLAG
+set -euo pipefail
+wl=$1 insp=$2 damage=$3 mpiexec=$4 npflag=$5
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-damaged-mpi-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+W=(--objects 1500 --tags-per-object 3 --tagged 20)
+
+# expect_rc WANT CMD...: exit status WANT (a crash or a sanitizer report
+# is something else); output in $dir/out and $dir/err
+expect_rc() {
+    local want=$1 rc=0
+    shift
+    timeout 300 "$@" >"$dir/out" 2>"$dir/err" || rc=$?
+    if [ "$rc" != "$want" ]; then
+        cat "$dir/out" "$dir/err" >&2
+        fail "exit $rc, expected $want: $*"
+    fi
+}
+# every rank of an NP-rank run said REGEX on stderr
+all_ranks_say() {
+    local np=$1 re=$2 r
+    for r in $(seq 0 $((np - 1))); do
+        grep -Eq "^ckpt-workload: rank $r: .*$re" "$dir/err" ||
+            { cat "$dir/err" >&2; fail "rank $r does not say: $re"; }
+    done
+}
+fresh() { rm -rf "$dir/d"; cp -a "$dir/s" "$dir/d"; }
+# a refused re-homing left the old layout as it was: the intact rank's
+# data.mdb byte for byte, and no re-homing directories
+unchanged() {
+    cmp -s "$dir/s/rank-0/data.mdb" "$dir/d/rank-0/data.mdb" ||
+        fail "rank 0's data.mdb changed after a refused re-homing"
+    local left
+    left=$(find "$dir/d" -maxdepth 1 -name '.rehome*')
+    [ -z "$left" ] || fail "a failed re-homing left $left"
+}
+restart2() { expect_rc "$1" "$mpiexec" "$npflag" 2 "$wl" restart --store "$dir/d" "${@:2}"; }
+restart3() { expect_rc "$1" "$mpiexec" "$npflag" 3 "$wl" restart --store "$dir/d" "${@:2}"; }
+
+"$mpiexec" "$npflag" 2 "$wl" write --store "$dir/s" "${W[@]}" >/dev/null
+expect_rc 0 "$insp" verify "$dir/s"
+
+# 1. rank-1 directory missing
+fresh
+rm -rf "$dir/d/rank-1"
+restart3 1
+all_ranks_say 3 "no store here \(rank directory missing\)"
+unchanged
+restart2 1
+all_ranks_say 2 "no store here \(rank directory missing\)"
+[ ! -e "$dir/d/rank-1" ] || fail "the restart created an empty rank-1 in place of the lost one"
+expect_rc 1 "$mpiexec" "$npflag" 2 "$wl" verify --store "$dir/d" "${W[@]}"
+expect_rc 1 "$insp" verify "$dir/d"
+grep -q "^rank 1: missing" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+
+# 2. rank-1 data.mdb truncated (one page short)
+fresh
+"$damage" "$dir/d" 1 truncate -4096
+restart3 1
+all_ranks_say 3 "truncated"
+unchanged
+restart2 1
+all_ranks_say 2 "rank-1/data.mdb: truncated: [0-9]+ bytes, but its last committed page ends at byte [0-9]+"
+expect_rc 1 "$insp" verify "$dir/d"
+grep -q "^rank 1: .*truncated" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+
+# 3. rank-1 of a newer format version
+fresh
+"$damage" "$dir/d" 1 version 2
+cp -a "$dir/d/rank-1/data.mdb" "$dir/v2.mdb"
+restart3 1
+all_ranks_say 3 "version 2 is newer"
+unchanged
+restart2 1
+all_ranks_say 2 "store format version 2 is newer than this build's version 1"
+cmp -s "$dir/v2.mdb" "$dir/d/rank-1/data.mdb" || fail "the refused restarts changed rank 1"
+expect_rc 1 "$insp" verify "$dir/d"
+grep -q "^rank 1: .*version 2" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+
+# 4. rank-1 is another program's LMDB environment
+fresh
+"$damage" "$dir/d" 1 foreign
+restart3 1
+all_ranks_say 3 "not a pdc-ckpt store"
+unchanged
+restart2 1
+all_ranks_say 2 "not a pdc-ckpt store"
+expect_rc 1 "$insp" verify "$dir/d"
+grep -q "^rank 1: .*not a pdc-ckpt store" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+
+# 5. a bit flipped inside an object record of rank 1
+fresh
+victim=""
+for i in $(seq 0 100); do
+    if "$damage" "$dir/d" 1 flip "/data/obj$i" 2>/dev/null; then victim=$i; break; fi
+done
+[ -n "$victim" ] || fail "no object record of rank 1 found in its data.mdb"
+cp -a "$dir/d" "$dir/flipped"
+restart2 0 # the map restart only opens: records decode when they are read
+restart2 1 --rebuild # per rank after the map restart: the damaged rank says it
+grep -Eq "^ckpt-workload: rank 1: restart: .*rank-1/data.mdb: record in obj under key [0-9a-f]{16} does not decode" \
+    "$dir/err" || { cat "$dir/err" >&2; fail "rebuild: rank 1 does not name the record"; }
+rm -rf "$dir/d"; cp -a "$dir/flipped" "$dir/d"
+restart3 1
+all_ranks_say 3 "re-homing: rank-1: a record in obj \(key of 8 bytes, id [0-9]+\) does not decode"
+unchanged
+restart2 0 # the old layout is still there, on 2 ranks
+expect_rc 1 "$mpiexec" "$npflag" 2 "$wl" verify --store "$dir/d" "${W[@]}"
+grep -q "object obj$victim: .*record in obj under key" "$dir/err" || fail "verify: $(cat "$dir/err")"
+expect_rc 1 "$insp" verify "$dir/d"
+grep -Eq "^rank 1: obj: id [0-9]+: " "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+[ "$(grep -c '^rank ' "$dir/out")" -ge 1 ] || fail "ckpt-inspect: $(cat "$dir/out")"
+
+# 6. rank 0's creation was interrupted (an LMDB environment with nothing
+# committed) while rank 1 has its store: every rank says so
+fresh
+"$damage" "$dir/d" 0 empty-env
+restart2 1
+all_ranks_say 2 "rank-0/data.mdb: an empty LMDB environment: .*nothing was committed"
+
+# 7. lock.mdb missing on both ranks: nothing lost
+fresh
+rm -f "$dir/d/rank-0/lock.mdb" "$dir/d/rank-1/lock.mdb"
+restart2 0
+expect_rc 0 "$mpiexec" "$npflag" 2 "$wl" verify --store "$dir/d" "${W[@]}"
+expect_rc 0 "$insp" verify "$dir/d"
+restart3 0
+expect_rc 0 "$mpiexec" "$npflag" 3 "$wl" verify --store "$dir/d" "${W[@]}" --from-ranks 2
+
+echo "damaged stores through the MPI restart: OK"

@@ -1,0 +1,142 @@
+/*
+ * methods.h - the persistence methods ckpt-workload can run behind the same
+ * model server and the same mutation stream (`--method`), for ckpt-bench.
+ *
+ *   lmdb      this project: hooks -> store (ckpt_workload.c's own code path)
+ *   fwrite    PDC's close_server today: nothing during the workload; at close
+ *             PDC-sized structs are fwrite()n, one file per rank; restart
+ *             reads it all and rebuilds the tables
+ *   bulki     a full BULKI snapshot of the tables at close, decoded and
+ *             rebuilt at restart
+ *   sqlite    the store's records and keys, one row per entry, incrementally
+ *   rocksdb   the same, one key per entry
+ *   lmdb-raw  the same bytes with raw mdb_put and no hooks: the floor
+ *
+ * Every method but lmdb is driven by bench_write()/bench_restart(), which
+ * print the same `result:` lines as ckpt-workload's lmdb path.
+ */
+#ifndef PDC_CKPT_BENCH_METHODS_H
+#define PDC_CKPT_BENCH_METHODS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model_server.h"
+#include "workload.h"
+
+/* Applies a rank's stream to a model (ckpt_workload.c's run_stream). */
+typedef int (*bench_stream_fn)(const struct wl_params *p, model_server *m, long *muts);
+
+/* What ckpt-workload hands a method command. */
+struct bench_cmd {
+    const char *method;
+    const char *root;           /* --store DIR */
+    struct wl_params p;         /* workload (write; restart --check) */
+    int rank, nranks;
+    int force;                  /* write: replace an existing store */
+    int rebuild, check;         /* restart */
+    bench_stream_fn run_stream;
+};
+
+/* 1 for "lmdb" (or NULL: the default), 0 for another known method, -1 if
+ * unknown. */
+int bench_method_is_lmdb(const char *name);
+/* Comma-separated names of every method, for usage messages. */
+const char *bench_method_names(void);
+
+/* write / restart with a method other than lmdb; collective over
+ * MPI_COMM_WORLD. 0 on success, 1 on failure (stderr says why). */
+int bench_write(const struct bench_cmd *c);
+int bench_restart(const struct bench_cmd *c);
+
+/* Peak resident set of this process (getrusage ru_maxrss, KiB), maximum
+ * over all ranks. Collective. */
+long bench_peak_rss_kb(void);
+
+/* ---- for the method implementations ---- */
+
+/* Times a method's close reports, per rank (seconds). */
+struct bench_close_times {
+    double close_s;             /* what the method's close costs */
+    double fsync_s;             /* extra fsync after a close that does not sync (else 0) */
+};
+
+struct bench_method {
+    const char *name;
+    int has_map;                /* has a restart that only opens (no rebuild) */
+    /* Path of rank's store under root (file or directory). */
+    void (*path)(char *out, size_t n, const char *root, int rank);
+    /* Prepare a fresh store for writing. *sink gets the model's sink, or
+     * stays zeroed (snapshot methods: nothing during the workload). */
+    int (*open)(void **ctx, const char *root, int rank, int nranks, struct model_sink *sink);
+    /* Commit at close: everything the tables hold must be in the store when
+     * this returns (durable, unless t->fsync_s is measured separately).
+     * Releases ctx, also on failure. */
+    int (*close)(void *ctx, model_server *m, struct bench_close_times *t);
+    /* Release an open ctx without committing (write failed). */
+    void (*discard)(void *ctx);
+    /* Restart by opening only (has_map); *ctx released by release(). */
+    int (*map)(void **ctx, const char *root, int rank, int nranks);
+    void (*release)(void *ctx);
+    /* Restart by a full read: refill m's tables (m has no sink). */
+    int (*rebuild)(model_server *m, const char *root, int rank, int nranks,
+                   struct ckpt_rebuild_stats *st);
+};
+
+extern const struct bench_method bench_method_fwrite, bench_method_bulki, bench_method_sqlite,
+    bench_method_rocksdb, bench_method_lmdb_raw;
+
+/* ---- helpers shared by the methods (method_common.c) ---- */
+
+/* mkdir -p (mode 0700). 0 or CKPT_E_*, message set. */
+int bench_mkdirs(const char *path);
+/* rm -rf of a file or a directory tree (no error if missing). */
+void bench_remove(const char *path);
+/* fsync a file or directory by path. 0 or CKPT_E_IO, message set. */
+int bench_fsync_path(const char *path);
+/* Monotonic seconds. */
+double bench_now(void);
+
+/* A bump allocator for copies of views (snapshot methods). */
+struct bench_arena {
+    struct bench_chunk *head;
+};
+void *bench_arena_alloc(struct bench_arena *a, size_t n);
+char *bench_arena_str(struct bench_arena *a, const char *s);
+void bench_arena_free(struct bench_arena *a);
+
+/* The record-per-entry methods (sqlite, rocksdb, lmdb-raw) share one sink:
+ * it encodes every mutation as the store's records under the store's keys
+ * (docs/STORE.md) and hands them to a key-value backend, committing every
+ * BENCH_KV_BATCH mutations as the store does by default. */
+#define BENCH_KV_BATCH 1000u
+
+struct bench_kv_ops {
+    /* put key -> val in database db (enum ckpt_db) of the open batch */
+    int (*put)(void *b, int db, const void *k, size_t klen, const void *v, size_t vlen);
+    /* commit the open batch */
+    int (*commit)(void *b);
+};
+
+struct bench_kv {
+    const struct bench_kv_ops *ops;
+    void *backend;
+    int rank;
+    uint64_t next_seq;
+    unsigned staged;
+};
+
+/* The sink over kv (kv must outlive the model). */
+void bench_kv_sink(struct bench_kv *kv, struct model_sink *sink);
+/* Put the meta entry (rank, nranks, next id) into the open batch. */
+int bench_kv_put_meta(struct bench_kv *kv, int nranks);
+
+/* Decode one entry of db (key, value as stored) and hand it to the model's
+ * rebuild callbacks. */
+int bench_kv_rebuild_entry(model_server *m, int db, const void *k, size_t klen, const void *v,
+                           size_t vlen, struct ckpt_rebuild_stats *st);
+/* Databases in rebuild order (containers, objects, kvtags, members,
+ * regions). */
+extern const int bench_kv_rebuild_order[5];
+
+#endif
