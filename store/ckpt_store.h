@@ -210,7 +210,11 @@ int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
 int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
                        int32_t ts, const void *rec, size_t len);
 /* Delete an object with its name entry, kvtags, tag index entries, regions
- * and container memberships. Deleting a missing id is not an error. */
+ * and its membership in its own container (the record's cont_id), when that
+ * container's membership list is in this environment. Memberships belong
+ * to the container's rank: one in any other container is removed by that
+ * container's server (ckpt_store_cont_remove), as in PDC. Deleting a
+ * missing id is not an error. */
 int ckpt_store_del_obj(ckpt_store *st, uint64_t id);
 /* kvtag of an owner (object or container id): rec is a BULKI record. */
 int ckpt_store_put_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen,
