@@ -18,11 +18,9 @@
  *      ROOT/, remove COMPLETE, .rehome and .rehome-old. Every step is
  *      idempotent, so recovery can redo it after a crash.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +29,7 @@
 #include <unistd.h>
 
 #include "ckpt_hooks_mpi.h"
+#include "ckpt_fs.h"
 #include "hooks_int.h"
 
 #define RH_NEW ".rehome"
@@ -49,30 +48,6 @@ static int exists(const char *p)
 {
     struct stat sb;
     return stat(p, &sb) == 0;
-}
-
-static int fsync_path(const char *p)
-{
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-static int rm_tree(const char *p)
-{
-    if (!exists(p))
-        return 0;
-    return nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void fault_point(const char *name, int rank)
@@ -100,7 +75,7 @@ static int write_marker(const char *root, int p_old, int p_new)
         return ckpt_error(e == ENOSPC ? CKPT_E_NOSPACE : CKPT_E_IO, "%s: %s", tmp, strerror(e));
     }
     close(fd);
-    if (rename(tmp, mark) != 0 || fsync_path(dir) != 0)
+    if (rename(tmp, mark) != 0 || ckpt_fs_fsync(dir) != 0)
         return ckpt_error(CKPT_E_IO, "%s: %s", mark, strerror(errno));
     return 0;
 }
@@ -161,15 +136,15 @@ static int switch_layout(const char *root, int p_old, int p_new, int rank)
         if (exists(a) && rename(a, b) != 0)
             return ckpt_error(CKPT_E_IO, "moving %s into place: %s", a, strerror(errno));
     }
-    if (fsync_path(root) != 0)
+    if (ckpt_fs_fsync(root) != 0)
         return ckpt_error(CKPT_E_IO, "%s: fsync: %s", root, strerror(errno));
     snprintf(a, sizeof a, "%s/" RH_NEW "/" RH_MARK, root);
     unlink(a);
     snprintf(a, sizeof a, "%s/" RH_NEW, root);
-    rm_tree(a);
-    fsync_path(root);
+    ckpt_fs_rmtree(a);
+    ckpt_fs_fsync(root);
     snprintf(a, sizeof a, "%s/" RH_OLD, root);
-    if (rm_tree(a) != 0)
+    if (ckpt_fs_rmtree(a) != 0)
         return ckpt_error(CKPT_E_IO, "removing the old layout %s: %s", a, strerror(errno));
     return 0;
 }
@@ -217,12 +192,12 @@ static int recover(const char *root, int rank, int *what)
     snprintf(p, sizeof p, "%s/" RH_NEW, root);
     if (exists(p)) {
         *what = -1;
-        if (rm_tree(p) != 0)
+        if (ckpt_fs_rmtree(p) != 0)
             return ckpt_error(CKPT_E_IO, "removing the unfinished re-homing %s: %s", p, strerror(errno));
     }
     /* a switch that finished but died before removing the old layout */
     snprintf(p, sizeof p, "%s/" RH_OLD, root);
-    if (exists(p) && rm_tree(p) != 0)
+    if (exists(p) && ckpt_fs_rmtree(p) != 0)
         return ckpt_error(CKPT_E_IO, "removing %s: %s", p, strerror(errno));
     return 0;
 }
@@ -737,7 +712,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     free(x.recv.p);
     if (rc) {
         if (me == 0)
-            rm_tree(newroot); /* roll back: the old layout was only read */
+            ckpt_fs_rmtree(newroot); /* roll back: the old layout was only read */
         MPI_Barrier(comm);
         return rc;
     }

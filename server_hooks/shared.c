@@ -11,60 +11,15 @@
  * At every moment SHARED holds a complete copy: rank-r, or (between the two
  * renames) rank-r.old. Restoring picks rank-r, else rank-r.old.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt_fs.h"
 #include "hooks_int.h"
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-static int rm_tree(const char *p)
-{
-    struct stat sb;
-    if (lstat(p, &sb) != 0)
-        return 0;
-    return nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static int fsync_path(const char *p)
-{
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-static int mkdir_p(const char *path)
-{
-    char buf[4200];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf)
-        return ENAMETOOLONG;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-                return errno;
-            buf[i] = c;
-        }
-    }
-    return 0;
-}
 
 /* Whether SHARED/rank-r opens as a store (a copy cut short does not:
  * the store refuses a data.mdb shorter than its last committed page). */
@@ -102,14 +57,14 @@ static int settle(const char *shared, int rank, char *cur, size_t n)
         return 0;
     if (stat(nw, &sb) == 0 && rename(nw, cur) == 0) {
         if (copy_opens(shared, rank)) {
-            fsync_path(shared);
+            ckpt_fs_fsync(shared);
             return 1;
         }
-        rm_tree(cur);
+        ckpt_fs_rmtree(cur);
     }
     if (rename(old, cur) != 0)
         return 0;
-    fsync_path(shared);
+    ckpt_fs_fsync(shared);
     return 1;
 }
 
@@ -117,26 +72,26 @@ int ckpt_shared_publish(ckpt_store *st, const char *shared, int rank)
 {
     char cur[4200], nw[4200], old[4200], data[4300];
     int rc, e;
-    if ((e = mkdir_p(shared)) != 0)
+    if ((e = ckpt_fs_mkdirs(shared)) != 0)
         return ckpt_error(CKPT_E_IO, "%s: cannot create the shared directory: %s", shared, strerror(e));
     settle(shared, rank, cur, sizeof cur);
     snprintf(nw, sizeof nw, "%s/rank-%d.new", shared, rank);
     snprintf(old, sizeof old, "%s/rank-%d.old", shared, rank);
-    rm_tree(nw); /* left by an interrupted copy */
+    ckpt_fs_rmtree(nw); /* left by an interrupted copy */
     if ((rc = ckpt_store_copy(st, nw, 0)) != 0)
         return rc;
     snprintf(data, sizeof data, "%s/data.mdb", nw);
-    if (fsync_path(data) != 0 || fsync_path(nw) != 0)
+    if (ckpt_fs_fsync(data) != 0 || ckpt_fs_fsync(nw) != 0)
         return ckpt_error(CKPT_E_IO, "%s: fsync of the shared copy: %s", nw, strerror(errno));
     struct stat sb;
     if (stat(cur, &sb) == 0) {
-        rm_tree(old);
+        ckpt_fs_rmtree(old);
         if (rename(cur, old) != 0)
             return ckpt_error(CKPT_E_IO, "%s: %s", cur, strerror(errno));
     }
-    if (rename(nw, cur) != 0 || fsync_path(shared) != 0)
+    if (rename(nw, cur) != 0 || ckpt_fs_fsync(shared) != 0)
         return ckpt_error(CKPT_E_IO, "publishing %s: %s", cur, strerror(errno));
-    rm_tree(old);
+    ckpt_fs_rmtree(old);
     return 0;
 }
 
@@ -158,7 +113,7 @@ int ckpt_shared_restore(const char *local, const char *shared, int rank)
     so.rank = rank;
     so.readonly = 1;
     so.create = 0;
-    if ((e = mkdir_p(local)) != 0)
+    if ((e = ckpt_fs_mkdirs(local)) != 0)
         return ckpt_error(CKPT_E_IO, "%s: %s", local, strerror(e));
     rmdir(ldir); /* an empty leftover directory */
     if ((rc = ckpt_store_open(&ro, &so)) != 0)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "bulki.h"
+#include "ckpt_fs.h"
 #include "store_int.h"
 
 static uint64_t mono_ms(void)
@@ -32,28 +33,6 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* mkdir -p with owner-only permissions for what it creates. */
-static int mkdirs(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf)
-        return ENAMETOOLONG;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-                return errno;
-            buf[i] = c;
-        }
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return errno;
-    return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
-}
 
 /* ------------------------------------------------------------------ */
 /* Applying staged operations inside a write transaction               */
@@ -645,7 +624,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     } else if ((rc = check_owned(o->root)) != 0 || (rc = check_owned(st->path)) != 0) {
         release(st);
         return rc;
-    } else if (o->create && (rc = mkdirs(st->path)) != 0) {
+    } else if (o->create && (rc = ckpt_fs_mkdirs(st->path)) != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create the store directory",
                                st->path);
         release(st);
@@ -1168,7 +1147,7 @@ int ckpt_store_copy(ckpt_store *st, const char *dest, int compact)
         return CKPT_E_INVAL;
     if (stat(dest, &sb) == 0)
         return ckpt_seterr(st, CKPT_E_EXISTS, 0, "%s: copy target already exists", dest);
-    if ((rc = mkdirs(dest)) != 0)
+    if ((rc = ckpt_fs_mkdirs(dest)) != 0)
         return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: cannot create the copy directory", dest);
     /* our own descriptor: mdb_env_copy2 would create data.mdb 0666 & ~umask,
      * and a copy of the metadata must be owner-only like the store */

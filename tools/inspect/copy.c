@@ -21,30 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt_fs.h"
 #include "inspect.h"
-
-/* mkdir -p, owner-only for what it creates. */
-static int mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    size_t n = strlen(path);
-    struct stat sb;
-    if (n == 0 || n >= sizeof buf)
-        return ENAMETOOLONG;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-                return errno;
-            buf[i] = c;
-        }
-    }
-    if (stat(path, &sb) != 0)
-        return errno;
-    return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
-}
 
 /* 1 (and the entry in what) if dir holds a store: a rank-* entry or a
  * data.mdb; 0 if not; -1 if it cannot be read. */
@@ -65,17 +43,6 @@ static int holds_store(const char *dir, char *what, size_t n)
     return found;
 }
 
-static int fsync_path(const char *path, int dir)
-{
-    int fd = open(path, O_RDONLY | (dir ? O_DIRECTORY : 0) | O_CLOEXEC);
-    int rc = 0;
-    if (fd < 0)
-        return errno;
-    if (fsync(fd) != 0)
-        rc = errno;
-    close(fd);
-    return rc;
-}
 
 /* Copy the environment in src into the (existing, empty) directory dst. */
 static int copy_env(const char *src, const char *dst, int compact, char *what, size_t wn)
@@ -103,8 +70,8 @@ static int copy_env(const char *src, const char *dst, int compact, char *what, s
     mdb_env_close(env);
     if (rc == 0) {
         snprintf(what, wn, "fsync");
-        if ((rc = fsync_path(data, 0)) == 0)
-            rc = fsync_path(dst, 1);
+        if ((rc = ckpt_fs_fsync(data)) == 0)
+            rc = ckpt_fs_fsync(dst);
     }
     return rc;
 }
@@ -200,7 +167,7 @@ int cmd_copy(int argc, char **argv)
             goto fail_early;
         }
     } else if (errno == ENOENT) {
-        if ((rc = mkdirs(dest)) != 0) {
+        if ((rc = ckpt_fs_mkdirs(dest)) != 0) {
             errp(dest, "cannot create the directory: %s", strerror(rc));
             goto fail_early;
         }
@@ -241,7 +208,7 @@ int cmd_copy(int argc, char **argv)
         printf("rank %d: copied %s to %s (%lld bytes%s)\n", rank, src, dst, (long long)sb.st_size,
                compact ? ", compacted" : "");
     }
-    if ((rc = fsync_path(dest, 1)) != 0) {
+    if ((rc = ckpt_fs_fsync(dest)) != 0) {
         errp(dest, "fsync: %s", strerror(rc));
         goto fail;
     }

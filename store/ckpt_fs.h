@@ -1,0 +1,16 @@
+/*
+ * ckpt_fs.h - the few filesystem steps the store, the hooks (shared copies,
+ * re-homing) and the tools share. Each returns 0 or an errno value.
+ */
+#ifndef PDC_CKPT_FS_H
+#define PDC_CKPT_FS_H
+
+/* mkdir -p; what it creates is owner-only (0700). ENOTDIR if path ends up
+ * being something other than a directory. */
+int ckpt_fs_mkdirs(const char *path);
+/* rm -rf, not following symlinks; 0 if path does not exist. */
+int ckpt_fs_rmtree(const char *path);
+/* fsync a file or a directory (for renames to be durable). */
+int ckpt_fs_fsync(const char *path);
+
+#endif
