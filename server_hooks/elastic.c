@@ -95,14 +95,8 @@ static int read_marker(const char *root, int *p_old, int *p_new)
 /* Rank count recorded in the meta of ROOT/<sub>/rank-<r> (read-only). */
 static int env_meta(const char *root, int rank, struct ckpt_store_info *info)
 {
-    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
     ckpt_store *st;
-    o.root = root;
-    o.rank = rank;
-    o.readonly = 1;
-    o.create = 0;
-    o.check_rank = 0;
-    int rc = ckpt_store_open(&st, &o);
+    int rc = ckpt_store_open_readonly(&st, root, rank);
     if (rc)
         return rc;
     rc = ckpt_store_info(info, st);
@@ -521,16 +515,10 @@ static int w_region(const ckpt_val *k, const ckpt_val *v, void *p)
 /* Read old environment i and queue all of its records. */
 static int read_env(struct rh *x, const char *root, int i, int *err)
 {
-    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
     ckpt_store *st;
     struct walk_ctx w = {x, err};
     int rc;
-    o.root = root;
-    o.rank = i;
-    o.readonly = 1;
-    o.create = 0;
-    o.check_rank = 0;
-    if ((rc = ckpt_store_open(&st, &o)) != 0)
+    if ((rc = ckpt_store_open_readonly(&st, root, i)) != 0)
         return rc;
     x->env = i;
     x->cached_home = -1;

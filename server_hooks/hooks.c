@@ -169,13 +169,8 @@ int ckpt_hooks_close(ckpt_hooks *h)
     h->st = NULL;
     if (h->shared_root) {
         /* publish the closed (clean, synced) environment */
-        struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
         ckpt_store *ro;
-        so.root = h->local_root;
-        so.rank = h->rank;
-        so.readonly = 1;
-        so.create = 0;
-        if ((rc = ckpt_store_open(&ro, &so)) == 0) {
+        if ((rc = ckpt_store_open_readonly(&ro, h->local_root, h->rank)) == 0) {
             rc = ckpt_shared_publish(ro, h->shared_root, h->rank);
             ckpt_store_close(ro);
         }

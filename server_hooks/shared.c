@@ -25,13 +25,8 @@
  * the store refuses a data.mdb shorter than its last committed page). */
 static int copy_opens(const char *shared, int rank)
 {
-    struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
     ckpt_store *ro;
-    so.root = shared;
-    so.rank = rank;
-    so.readonly = 1;
-    so.create = 0;
-    if (ckpt_store_open(&ro, &so) != 0)
+    if (ckpt_store_open_readonly(&ro, shared, rank) != 0)
         return 0;
     ckpt_store_close(ro);
     return 1;
@@ -106,17 +101,12 @@ int ckpt_shared_restore(const char *local, const char *shared, int rank)
     if (!settle(shared, rank, cur, sizeof cur))
         return 0; /* no shared copy either: a fresh store */
     /* the node was replaced: start from the shared copy */
-    struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
     ckpt_store *ro;
     int rc, e;
-    so.root = shared;
-    so.rank = rank;
-    so.readonly = 1;
-    so.create = 0;
     if ((e = ckpt_fs_mkdirs(local)) != 0)
         return ckpt_error(CKPT_E_IO, "%s: %s", local, strerror(e));
     rmdir(ldir); /* an empty leftover directory */
-    if ((rc = ckpt_store_open(&ro, &so)) != 0)
+    if ((rc = ckpt_store_open_readonly(&ro, shared, rank)) != 0)
         return rc;
     rc = ckpt_store_copy(ro, ldir, 0);
     ckpt_store_close(ro);

@@ -172,6 +172,9 @@ typedef struct ckpt_store ckpt_store;
  * store of a newer format version is refused with CKPT_E_VERSION. Opening
  * for writing bumps the generation and clears the clean-close flag. */
 int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *opts);
+/* Open root/rank-<rank> read-only: no write lock, nothing changed; the
+ * rank and rank count in its meta are not checked. */
+int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank);
 /* Commit the staged batch now. */
 int ckpt_store_checkpoint(ckpt_store *st);
 /* Commit, make everything durable (fsync), mark clean, release. On error

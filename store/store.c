@@ -758,6 +758,17 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     return 0;
 }
 
+int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank)
+{
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    o.root = root;
+    o.rank = rank;
+    o.readonly = 1;
+    o.create = 0;
+    o.check_rank = 0;
+    return ckpt_store_open(out, &o);
+}
+
 int ckpt_store_checkpoint(ckpt_store *st)
 {
     if (st == NULL)

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckpt_fs.h"
 #include "legacy.h"
 
 #define ID_BASE 1000000000ull
@@ -302,35 +303,6 @@ static int check_root(struct ctx *c, const char *root)
     return 0;
 }
 
-/* Remove the temporary root: it was created by us with mkdtemp and holds
- * only rank directories of files. */
-static void remove_tree(const char *path, int depth)
-{
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return;
-    if (S_ISDIR(sb.st_mode) && depth < 4) {
-        DIR *d = opendir(path);
-        if (d != NULL) {
-            struct dirent *de;
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                    continue;
-                size_t n = strlen(path) + strlen(de->d_name) + 2;
-                char *sub = malloc(n);
-                if (sub == NULL)
-                    break;
-                snprintf(sub, n, "%s/%s", path, de->d_name);
-                remove_tree(sub, depth + 1);
-                free(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 static int fsync_dir(const char *path)
 {
@@ -949,7 +921,7 @@ int legacy_import_ex(const struct legacy_import_opts *o, const char *const *file
     rc = 0;
 out:
     if (tmp != NULL) {
-        remove_tree(tmp, 0);
+        ckpt_fs_rmtree(tmp); /* our own mkdtemp root */
         free(tmp);
     }
     ctx_free(&c);
