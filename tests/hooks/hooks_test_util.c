@@ -1,6 +1,7 @@
 /*
  * hooks_test_util.c - see hooks_test_util.h.
  */
+#include "ckpt_fs.h"
 #include "hooks_test_util.h"
 
 #include <dirent.h>
@@ -57,30 +58,7 @@ struct ckpt_hooks_opts htu_opts(void **state)
 
 void htu_rmtree(const char *path)
 {
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        if (d != NULL) {
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                    continue;
-                size_t n = strlen(path) + strlen(de->d_name) + 2;
-                char *sub = malloc(n);
-                if (sub == NULL)
-                    break;
-                snprintf(sub, n, "%s/%s", path, de->d_name);
-                htu_rmtree(sub);
-                free(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
+    ckpt_fs_rmtree(path);
 }
 
 void htu_check_rc(int want, int rc, const char *expr, const char *file, int line)

@@ -34,6 +34,7 @@
 
 #include <cmocka.h>
 
+#include "ckpt_fs.h"
 #include "ckpt_hooks.h"
 #include "ckpt_store.h"
 
@@ -59,19 +60,7 @@ static int setup(void **state)
 /* rm -rf */
 static void rmtree(const char *p)
 {
-    DIR *d = opendir(p);
-    struct dirent *de;
-    if (d != NULL) {
-        while ((de = readdir(d)) != NULL) {
-            char sub[1024];
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                continue;
-            snprintf(sub, sizeof sub, "%s/%s", p, de->d_name);
-            rmtree(sub);
-        }
-        closedir(d);
-    }
-    remove(p);
+    ckpt_fs_rmtree(p);
 }
 
 static int teardown(void **state)

@@ -18,30 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckpt_fs.h"
 #include "legacy.h"
 
 static void rmtree(const char *path)
 {
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        if (d != NULL) {
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                    continue;
-                char sub[4096];
-                snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-                rmtree(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
+    ckpt_fs_rmtree(path);
 }
 
 static double now_s(void)

@@ -1,6 +1,7 @@
 /*
  * legacy_test_util.c - see legacy_test_util.h.
  */
+#include "ckpt_fs.h"
 #include "legacy_test_util.h"
 
 #include <dirent.h>
@@ -78,26 +79,7 @@ void ltu_mkdtemp(char *buf, size_t len, const char *tag)
 
 void ltu_rmtree(const char *path)
 {
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        if (d != NULL) {
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                    continue;
-                char sub[4096];
-                snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-                ltu_rmtree(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
+    ckpt_fs_rmtree(path);
 }
 
 int ltu_dir_entries(const char *path)

@@ -2,6 +2,7 @@
  * rel_util.c - see rel_util.h.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
+#include "ckpt_fs.h"
 #include "rel_util.h"
 
 #include <errno.h>
@@ -525,19 +526,9 @@ int rel_run(char *const argv[], char *out, size_t cap)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 int rel_rmtree(const char *path)
 {
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return 0;
-    return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+    return ckpt_fs_rmtree(path) == 0 ? 0 : -1;
 }
 
 int rel_copytree(const char *src, const char *dst)

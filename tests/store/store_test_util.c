@@ -1,6 +1,7 @@
 /*
  * store_test_util.c - see store_test_util.h.
  */
+#include "ckpt_fs.h"
 #include "store_test_util.h"
 
 #include <dirent.h>
@@ -54,30 +55,7 @@ void stu_path(char *out, size_t cap, const char *dir, const char *sub)
 
 void stu_rmtree(const char *path)
 {
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        if (d != NULL) {
-            while ((de = readdir(d)) != NULL) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                    continue;
-                size_t n = strlen(path) + strlen(de->d_name) + 2;
-                char *sub = malloc(n);
-                if (sub == NULL)
-                    break;
-                snprintf(sub, n, "%s/%s", path, de->d_name);
-                stu_rmtree(sub);
-                free(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
+    ckpt_fs_rmtree(path);
 }
 
 int stu_exists(const char *path)
