@@ -280,6 +280,16 @@ int root_rehome_state(const char *path)
     return stat(p, &sb) == 0 ? 2 : 1;
 }
 
+void root_release(struct inspect_root *r, struct rank_ent *e)
+{
+    (void)r;
+    if (e == NULL || e->st == NULL || e->abandoned)
+        return;
+    ckpt_store_close(e->st);
+    e->st = NULL;
+    e->tried = 0;
+}
+
 void root_close(struct inspect_root *r)
 {
     for (size_t i = r->n; i-- > 0;) {

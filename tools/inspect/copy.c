@@ -147,6 +147,7 @@ int cmd_copy(int argc, char **argv)
             root_close(&root);
             return EXIT_FAIL;
         }
+        root_release(&root, &root.ranks[i]);
     }
     root_close(&root);
     if (root_scan(&root, argv[optind], 0) != 0)

@@ -278,6 +278,7 @@ int cmd_dump(int argc, char **argv)
             rank_fault(&root, &root.ranks[i], sig);
             job.failed = 1;
         }
+        root_release(&root, &root.ranks[i]);
         bad += job.bad;
         if (job.failed)
             status = EXIT_FAIL;

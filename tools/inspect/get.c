@@ -48,7 +48,10 @@ static int store_nranks(struct inspect_root *r, int *failed)
         if ((sig = guard_run(nranks_try, &j)) != 0) {
             rank_fault(r, &r->ranks[i], sig);
             (*failed)++;
-        } else if (j.nranks > 0)
+            continue;
+        }
+        root_release(r, &r->ranks[i]);
+        if (j.nranks > 0)
             return j.nranks;
     }
     return 0;
@@ -245,6 +248,7 @@ static void search(struct get_job *j, void (*fn)(void *), int (*found)(const str
             rank_fault(j->root, j->order[j->i], sig);
             j->failed++;
         }
+        root_release(j->root, j->order[j->i]);
     }
 }
 
@@ -562,6 +566,7 @@ int cmd_find(int argc, char **argv)
             rank_fault(&root, &root.ranks[i], sig);
             ctx.failed = 1;
         }
+        root_release(&root, &root.ranks[i]);
         if (ctx.failed || ctx.bad)
             status = EXIT_FAIL;
     }

@@ -124,6 +124,7 @@ int cmd_stat(int argc, char **argv)
             rank_fault(&root, e, sig);
             job.rc = CKPT_E_CORRUPT;
         }
+        root_release(&root, e);
         const struct ckpt_store_info info = job.info;
         const struct dbstat *s = job.s;
         if (job.rc != 0) {
