@@ -17,6 +17,7 @@
 
 #include "bulki_json.h"
 #include "inspect.h"
+#include "progress.h"
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -25,6 +26,7 @@
 void errp(const char *path, const char *fmt, ...)
 {
     va_list ap;
+    ckpt_progress_clear();
     fprintf(stderr, PROG ": %s: ", path);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -47,6 +49,7 @@ void err_store(const char *path, int rc)
 {
     const char *m = store_msg(rc);
     size_t pl = strlen(path);
+    ckpt_progress_clear();
     /* the store's messages mostly start with the path they are about */
     if (strncmp(m, path, pl) == 0 && (m[pl] == '/' || m[pl] == ':'))
         fprintf(stderr, PROG ": %s\n", m);
@@ -253,6 +256,7 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig)
     snprintf(msg, sizeof msg, "%s/rank-%d/data.mdb: reading the store crashed with %s: the file is "
              "damaged (truncated or overwritten)", r->path, e->rank,
              sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "a signal");
+    ckpt_progress_clear();
     fprintf(stderr, PROG ": %s\n", msg);
     free(e->open_err);
     e->open_err = strdup(msg);

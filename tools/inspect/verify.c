@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "progress.h"
 
 /* Ids of one database of a rank, ascending (the database's key order). */
 struct ids {
@@ -73,6 +74,7 @@ static void problem(struct verify *v, int rank, const char *where, const char *f
 static void problem(struct verify *v, int rank, const char *where, const char *fmt, ...)
 {
     va_list ap;
+    ckpt_progress_clear();
     printf("rank %d: %s: ", rank, where);
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -90,6 +92,7 @@ static void kproblem(struct verify *v, struct vrank *r, int db, const ckpt_val *
     char kt[320];
     va_list ap;
     key_text(kt, sizeof kt, db, k->data, k->len);
+    ckpt_progress_clear();
     printf("rank %d: %s: %s: ", r->e->rank, ckpt_db_name(db), kt);
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -639,10 +642,12 @@ static void phase_check(struct verify *v, struct vrank *r)
     if (r->tx != NULL)
         ckpt_rtxn_end(r->tx);
     r->tx = NULL;
-    if (v->skipped_members > before)
+    if (v->skipped_members > before) {
+        ckpt_progress_clear();
         printf("note: rank %d: cont_obj: %llu members not checked: their objects belong to ranks "
                "that are missing or could not be read\n",
                r->e->rank, (unsigned long long)(v->skipped_members - before));
+    }
 }
 
 /* Pass 3 on rank r: the pending references it may resolve. */
@@ -741,21 +746,34 @@ int cmd_verify(int argc, char **argv)
     if (root_rehome_state(v.root.path) != 0)
         printf("note: %s/.rehome exists: a re-homing to another rank count did not finish; the "
                "next restart of the store finishes or undoes it\n", v.root.path);
+    struct ckpt_progress pr;
+    ckpt_progress_begin(&pr, "verify pass 1/2 (meta, ids)", "ranks", v.root.n);
     for (size_t i = 0; i < v.root.n; i++) {
         guarded(&v, &v.v[i], phase_open);
         release(&v, &v.v[i]);
+        ckpt_progress_update(&pr, i + 1);
     }
+    ckpt_progress_end(&pr);
     check_ranks(&v);
+    ckpt_progress_begin(&pr, "verify pass 2/2 (records)", "ranks", v.root.n);
     for (size_t i = 0; i < v.root.n; i++) {
         if (v.v[i].ok)
             guarded(&v, &v.v[i], phase_check);
         release(&v, &v.v[i]);
+        ckpt_progress_update(&pr, i + 1);
     }
+    ckpt_progress_end(&pr);
+    if (v.npend > 0)
+        ckpt_progress_begin(&pr, "verify: second look at cross-rank references", "ranks",
+                            v.root.n);
     for (size_t i = 0; v.npend > 0 && i < v.root.n; i++) {
         if (v.v[i].ok)
             guarded(&v, &v.v[i], phase_recheck);
         release(&v, &v.v[i]);
+        ckpt_progress_update(&pr, i + 1);
     }
+    if (v.npend > 0)
+        ckpt_progress_end(&pr);
     report_pending(&v);
     for (size_t i = v.root.n; i-- > 0;) {
         if (v.v[i].ok)
