@@ -489,7 +489,7 @@ json_object *jnum_f64(double v, int is_float)
 
 static void add_name(json_object *o, const struct dkey *d)
 {
-    json_object_object_add(o, "name", json_object_new_string_len((const char *)d->name, (int)d->nlen));
+    json_object_object_add(o, "name", bulki_json_bytes(d->name, d->nlen));
     if (d->hashed) {
         char h[20];
         snprintf(h, sizeof h, "%016llx", (unsigned long long)d->hash);
@@ -619,7 +619,7 @@ static void add(json_object *o, const char *k, json_object *v)
 
 static json_object *jstr(const char *s)
 {
-    return json_object_new_string(s ? s : "");
+    return bulki_json_str(s);
 }
 
 json_object *obj_json(const struct ckpt_obj *o)
@@ -725,7 +725,7 @@ json_object *tag_value_json(const struct ckpt_kvtag *t, int *raw_bytes)
     *raw_bytes = 0;
     if (ti != NULL && ti->kind == BULKI_KIND_STRING && t->size >= 1 && v[t->size - 1] == 0 &&
         memchr(v, 0, t->size - 1) == NULL)
-        return json_object_new_string_len((const char *)v, (int)(t->size - 1));
+        return bulki_json_bytes(v, t->size - 1);
     if (ti != NULL && ti->width > 0 && t->size > 0 && t->size % ti->width == 0 &&
         (ti->kind == BULKI_KIND_SIGNED || ti->kind == BULKI_KIND_UNSIGNED ||
          ti->kind == BULKI_KIND_FLOAT || ti->kind == BULKI_KIND_BOOL)) {
@@ -813,8 +813,10 @@ static json_object *plain_map(const bulki_map *m, int depth)
         size_t sl;
         json_object *jv;
         char key[512];
-        if (bulki_ent_str(&s, &sl, &k) != 0 || sl >= sizeof key ||
-            (jv = plain_ent(&v, depth + 1)) == NULL) {
+        /* a key that is not UTF-8 cannot be a JSON key: the caller falls
+         * back to BULKI's own JSON form, where it is {"hex": ...} */
+        if (bulki_ent_str(&s, &sl, &k) != 0 || sl >= sizeof key || memchr(s, 0, sl) != NULL ||
+            !bulki_json_utf8_valid(s, sl) || (jv = plain_ent(&v, depth + 1)) == NULL) {
             json_object_put(o);
             return NULL;
         }
@@ -857,7 +859,7 @@ static json_object *plain_ent(const bulki_ent *e, int depth)
     if (ti->kind == BULKI_KIND_STRING) {
         const char *s;
         size_t n;
-        return bulki_ent_str(&s, &n, e) == 0 ? json_object_new_string_len(s, (int)n) : NULL;
+        return bulki_ent_str(&s, &n, e) == 0 ? bulki_json_bytes(s, n) : NULL;
     }
     if (e->cls == BULKI_ITEM && ti->kind != BULKI_KIND_NESTED)
         return plain_elem(e, ti, 0);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "bulki.h"
+#include "bulki_json.h" /* bulki_json_str/bytes: every string of the JSON output */
 #include "ckpt_hooks.h"
 #include "ckpt_store.h"
 
