@@ -280,6 +280,9 @@ range_case "$(ent PDC_INT64 item 9223372036854775808)" '$.value' "out of range f
 range_case "$(ent PDC_UINT64 item -1)" '$.value' "out of range for PDC_UINT64"
 range_case "$(ent PDC_INT8 array '[0,128]')" '$.value[1]' "out of range for PDC_INT8"
 range_case "$(ent PDC_DOUBLE item 100000000000000000000)" '$.value' "is out of range"
+# json-c also takes comments: they are not elements
+range_case "$(ent PDC_UINT64 array '[1, /* c, d */ 18446744073709551616 // e
+]')" '$.value[1]' "18446744073709551616 is out of range"
 range_case "{\"bulki\":[{\"key\":$(ent PDC_STRING item '"k"'),\"value\":$(ent PDC_INT64 array '[1,-18446744073709551616]')}]}" \
     '$.bulki[0].value.value[1]' "-18446744073709551616 is out of range"
 printf '[%s,%s,%s]' "$(ent PDC_UINT64 item 18446744073709551615)" "$(ent PDC_SIZE_T item 18446744073709551615)" \

@@ -194,10 +194,24 @@ struct iscan {
     size_t errlen;
 };
 
+/* Blanks, and the comments json-c accepts (C and C++ style). */
 static void is_ws(struct iscan *s)
 {
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-        s->p++;
+    for (;;) {
+        while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+            s->p++;
+        if (s->end - s->p < 2 || s->p[0] != '/' || (s->p[1] != '*' && s->p[1] != '/'))
+            return;
+        if (s->p[1] == '/') {
+            while (s->p < s->end && *s->p != '\n')
+                s->p++;
+        } else {
+            s->p += 2;
+            while (s->end - s->p >= 2 && !(s->p[0] == '*' && s->p[1] == '/'))
+                s->p++;
+            s->p = s->end - s->p >= 2 ? s->p + 2 : s->end;
+        }
+    }
 }
 
 /* Skip a string; its raw text (without quotes) in *a, *n. */
@@ -207,7 +221,7 @@ static int is_string(struct iscan *s, const char **a, size_t *n)
         return -1;
     *a = ++s->p;
     while (s->p < s->end && *s->p != '"')
-        s->p += *s->p == '\\' ? 2 : 1;
+        s->p += *s->p == '\\' && s->end - s->p >= 2 ? 2 : 1;
     if (s->p >= s->end)
         return -1;
     *n = (size_t)(s->p - *a);
@@ -223,6 +237,16 @@ static int digits_exceed(const char *d, size_t n, const char *bound)
 }
 
 static int is_value(struct iscan *s, int depth);
+
+/* After a member or an element: past its ',' and the blanks around it. */
+static void is_next(struct iscan *s)
+{
+    is_ws(s);
+    if (s->p < s->end && *s->p == ',') {
+        s->p++;
+        is_ws(s);
+    }
+}
 
 static int is_number(struct iscan *s)
 {
@@ -271,13 +295,12 @@ static int is_value(struct iscan *s, int depth)
             is_ws(s);
             if (s->p < s->end && *s->p == ':')
                 s->p++;
+            const char *at = s->p;
             rc = is_value(s, depth + 1);
-            s->path[plen] = 0;
-            is_ws(s);
-            if (s->p < s->end && *s->p == ',') {
+            if (s->p == at && s->p < s->end)
                 s->p++;
-                is_ws(s);
-            }
+            s->path[plen] = 0;
+            is_next(s);
         }
         if (s->p < s->end)
             s->p++;
@@ -286,14 +309,13 @@ static int is_value(struct iscan *s, int depth)
         s->p++;
         is_ws(s);
         while (rc == 0 && s->p < s->end && *s->p != ']') {
+            const char *at = s->p;
             snprintf(s->path + plen, sizeof s->path - plen, "[%zu]", i++);
             rc = is_value(s, depth + 1);
+            if (s->p == at)
+                s->p++; /* never stall on text this scanner does not know */
             s->path[plen] = 0;
-            is_ws(s);
-            if (s->p < s->end && *s->p == ',') {
-                s->p++;
-                is_ws(s);
-            }
+            is_next(s);
         }
         if (s->p < s->end)
             s->p++;
@@ -304,8 +326,11 @@ static int is_value(struct iscan *s, int depth)
     } else if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) {
         rc = is_number(s);
     } else {
-        while (s->p < s->end && *s->p >= 'a' && *s->p <= 'z')
-            s->p++; /* true, false, null */
+        /* true, false, null, and what json-c accepts beyond JSON (NaN,
+         * comments, ...): skipped up to the next separator */
+        while (s->p < s->end && *s->p != ',' && *s->p != ']' && *s->p != '}' && *s->p != ' ' &&
+               *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
+            s->p++;
     }
     return rc;
 }
