@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +176,24 @@ struct rank_ent *root_find(struct inspect_root *r, int rank)
     return NULL;
 }
 
+/* Ranks open now, and how many may stay open (root_release). */
+static size_t open_now;
+
+static size_t open_budget(void)
+{
+    static size_t budget = (size_t)-1;
+    struct rlimit rl;
+    if (budget != (size_t)-1)
+        return budget;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        budget = 256;
+    else
+        budget = rl.rlim_cur > 64 + 3 ? (size_t)(rl.rlim_cur - 64) / 3 : 0;
+    if (budget > 4096)
+        budget = 4096;
+    return budget;
+}
+
 int root_open(struct inspect_root *r, struct rank_ent *e, int report)
 {
     struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
@@ -196,6 +215,7 @@ int root_open(struct inspect_root *r, struct rank_ent *e, int report)
     }
     e->open_rc = rc;
     if (rc == 0) {
+        open_now++;
         /* tests: CKPT_INSPECT_FAULT=rank-N makes reading rank N fault as
          * a damaged memory map would (tests/inspect/test_inspect_damage.sh) */
         const char *f = getenv("CKPT_INSPECT_FAULT");
@@ -287,11 +307,12 @@ int root_rehome_state(const char *path)
 void root_release(struct inspect_root *r, struct rank_ent *e)
 {
     (void)r;
-    if (e == NULL || e->st == NULL || e->abandoned)
+    if (e == NULL || e->st == NULL || e->abandoned || open_now <= open_budget())
         return;
     ckpt_store_close(e->st);
     e->st = NULL;
     e->tried = 0;
+    open_now--;
 }
 
 void root_close(struct inspect_root *r)
@@ -300,8 +321,10 @@ void root_close(struct inspect_root *r)
         struct rank_ent *e = &r->ranks[i];
         /* a store whose reading faulted is left alone: its state is
          * unknown, and the process is about to exit */
-        if (e->st != NULL && !e->abandoned)
+        if (e->st != NULL && !e->abandoned) {
             ckpt_store_close(e->st);
+            open_now--;
+        }
         free(e->open_err);
     }
     free(r->ranks);

@@ -70,11 +70,14 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig);
 /* The process's exit status. After a fault, memory held by the
  * interrupted library calls cannot be released: flush and _exit(). */
 int inspect_exit(int status);
-/* Close rank e's store when the caller is done with it, so that a store
- * of thousands of ranks never holds more than a few open at once (each
- * LMDB environment holds 2-3 file descriptors). A later root_open opens
- * it again; a rank that failed to open stays failed (not retried, not
- * reported twice) and an abandoned one is left alone. */
+/* The caller is done with rank e for now. Each LMDB environment holds 2-3
+ * file descriptors, so a store of thousands of ranks cannot have them all
+ * open: the first ranks opened stay open as long as they fit in a third
+ * of the descriptors the process may open (RLIMIT_NOFILE, less 64 for
+ * everything else), so that a second pass over a small store does not
+ * open them again; beyond that, a released rank is closed, and a later
+ * root_open opens it again. A rank that failed to open stays failed (not
+ * retried, not reported twice); an abandoned one is left alone. */
 void root_release(struct inspect_root *r, struct rank_ent *e);
 /* Close every open rank, in reverse order. */
 void root_close(struct inspect_root *r);
