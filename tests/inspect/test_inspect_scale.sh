@@ -99,4 +99,17 @@ grep -q "re-homed .* records from $n to 2 ranks" "$dir/rehome" || fail "re-homin
 "$inspect" verify "$dir/c" | grep -q "verified 200 objects, 600 kvtags, 1 containers, 200 members, 0 regions in 2 ranks: OK" ||
     fail "the re-homed store does not verify"
 "$inspect" get "$dir/c" --id "$id" | grep -q "\"obj_name\": \"$1\"" || fail "get --id $id after re-homing"
+# re-homing onto 1 rank (a singleton, no mpiexec: under mpiexec a rank's
+# stderr is a pipe to the launcher, never a terminal), on a terminal: rank
+# 0's progress line counts the old environments it read, up to all of them
+if command -v script >/dev/null; then
+    "$inspect" copy "$s" "$dir/c1" >/dev/null || fail "second copy"
+    script -qec "'$wl' restart --store '$dir/c1' >'$dir/rehome1'" "$dir/tty1" >/dev/null ||
+        fail "re-homing $n -> 1: $(cat "$dir/rehome1" "$dir/tty1")"
+    grep -q "re-homed .* records from $n to 1 ranks" "$dir/rehome1" || fail "re-homing onto 1 rank"
+    tr '\r' '\n' <"$dir/tty1" | grep -aq "restart: re-homing, rank 0 read: $n/$n old environments \[#*\] 100%" ||
+        fail "no re-homing progress on a terminal: $(head -c 300 "$dir/tty1")"
+    "$inspect" verify "$dir/c1" | grep -q "verified 200 objects, .* in 1 ranks: OK" ||
+        fail "the store re-homed onto 1 rank does not verify"
+fi
 echo "OK: $n ranks under ulimit -n 256"
