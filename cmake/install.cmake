@@ -7,7 +7,8 @@ include(CMakePackageConfigHelpers)
 
 set(PDC_CKPT_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/pdc-ckpt)
 
-install(FILES codec/ckpt_export.h codec/bulki.h store/ckpt_store.h store/ckpt_fs.h
+# One public header per module (ckpt_export.h: the CKPT_API macro they use).
+install(FILES codec/ckpt_export.h codec/bulki.h store/ckpt_store.h
               server_hooks/ckpt_hooks.h server_hooks/ckpt_hooks_mpi.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pdc-ckpt)
 

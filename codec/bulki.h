@@ -259,9 +259,9 @@ CKPT_API int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
 CKPT_API int bulki_ent_i64(int64_t *out, const bulki_ent *e);
 CKPT_API int bulki_ent_u64(uint64_t *out, const bulki_ent *e);
 CKPT_API int bulki_ent_f64(double *out, const bulki_ent *e); /* float or double */
-/* A string item: *s points into the source (NUL-terminated there), *len is
- * its length without the NUL. */
-CKPT_API int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
+         /* A string item: *s points into the source (NUL-terminated there), *len is
+          * its length without the NUL. */
+         CKPT_API int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
 /* Element i of a numeric array (or the item itself for i = 0). */
 CKPT_API int bulki_ent_elem_i64(int64_t *out, const bulki_ent *e, uint64_t i);
 CKPT_API int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i);

@@ -2,9 +2,10 @@
  * ckpt_export.h - CKPT_API marks the public API of pdc-ckpt's libraries.
  *
  * The libraries are compiled with hidden visibility (-fvisibility=hidden):
- * only what a public header (bulki.h, ckpt_store.h, ckpt_fs.h, ckpt_hooks.h,
- * ckpt_hooks_mpi.h) declares with CKPT_API is exported from the shared
- * libraries, and every such name starts with ckpt_ or bulki_ (the ctest
+ * only declarations marked CKPT_API are exported from the shared libraries:
+ * the public headers (bulki.h, ckpt_store.h, ckpt_hooks.h, ckpt_hooks_mpi.h)
+ * and the few internals one library calls in another (ckpt_fs.h,
+ * hooks_int.h). Every exported name starts with ckpt_ or bulki_ (the ctest
  * install_exported_symbols checks the built libraries). Static linking is
  * unaffected.
  */

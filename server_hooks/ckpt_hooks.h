@@ -177,7 +177,7 @@ CKPT_API int ckpt_hook_cont_add_objs(ckpt_hooks *h, uint64_t cont_id, const uint
 CKPT_API int ckpt_hook_cont_remove_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
 CKPT_API int ckpt_hook_region_put(ckpt_hooks *h, const struct ckpt_region *region);
 CKPT_API int ckpt_hook_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
-                            const uint64_t *count);
+                                     const uint64_t *count);
 
 /* ---- restart, form 1: map. Open the store and look records up in place;
  * O(1) in the size of the store. Both restart forms need an existing
@@ -189,9 +189,9 @@ CKPT_API int ckpt_hooks_read_begin(ckpt_hooks_read **out, ckpt_hooks *h);
 CKPT_API void ckpt_hooks_read_end(ckpt_hooks_read *r);
 CKPT_API int ckpt_hooks_get_obj(struct ckpt_obj *obj, ckpt_hooks_read *r, uint64_t obj_id);
 CKPT_API int ckpt_hooks_get_obj_by_name(struct ckpt_obj *obj, ckpt_hooks_read *r, const char *name,
-                               int32_t time_step);
+                                        int32_t time_step);
 CKPT_API int ckpt_hooks_get_kvtag(struct ckpt_kvtag *tag, ckpt_hooks_read *r, uint64_t owner,
-                         const char *name);
+                                  const char *name);
 CKPT_API int ckpt_hooks_get_cont(struct ckpt_cont *cont, ckpt_hooks_read *r, uint64_t cont_id);
 CKPT_API int ckpt_hooks_get_cont_by_name(struct ckpt_cont *cont, ckpt_hooks_read *r, const char *name);
 /* Callbacks return 0 to go on, > 0 to stop (returned), < 0 an error. */
@@ -201,9 +201,9 @@ typedef int (*ckpt_region_cb)(const struct ckpt_region *region, void *payload);
 typedef int (*ckpt_id_cb)(uint64_t id, void *payload);
 CKPT_API int ckpt_hooks_foreach_kvtag(ckpt_hooks_read *r, uint64_t owner, ckpt_kvtag_cb cb, void *payload);
 CKPT_API int ckpt_hooks_foreach_member(ckpt_hooks_read *r, uint64_t cont_id, ckpt_member_cb cb,
-                              void *payload);
+                                       void *payload);
 CKPT_API int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj_id, ckpt_region_cb cb,
-                              void *payload);
+                                       void *payload);
 /* Owners (objects or containers) that carry a kvtag called `name`. */
 CKPT_API int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload);
 
@@ -232,8 +232,8 @@ struct ckpt_rebuild_stats {
     uint64_t conts, objs, kvtags, members, regions;
 };
 CKPT_API int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *opts,
-                               const struct ckpt_rebuild_cbs *cbs, void *payload,
-                               struct ckpt_rebuild_stats *stats);
+                                        const struct ckpt_rebuild_cbs *cbs, void *payload,
+                                        struct ckpt_rebuild_stats *stats);
 
 /* ---- record codecs (BULKI), shared with the tools ---- */
 /* Encoded length of a record, then encode into buf (cap >= that length). */

@@ -41,6 +41,6 @@ struct ckpt_rehome_stats {
  * On success *out is the rank's hooks handle, open for logging.
  */
 CKPT_API int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,
-                               struct ckpt_rehome_stats *stats);
+                                        struct ckpt_rehome_stats *stats);
 
 #endif

@@ -7,6 +7,9 @@
 
 #include "ckpt_export.h"
 
+/* Exported (CKPT_API) because libckpt_hooks and libckpt_hooks_mpi call them;
+ * not an installed header. */
+
 /* mkdir -p; what it creates is owner-only (0700). ENOTDIR if path ends up
  * being something other than a directory. */
 CKPT_API int ckpt_fs_mkdirs(const char *path);

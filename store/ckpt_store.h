@@ -104,9 +104,9 @@ enum ckpt_db {
 };
 CKPT_API const char *ckpt_db_name(int db);
 CKPT_API int ckpt_db_by_name(const char *name); /* -1 if unknown */
-
-/* ---- keys (exposed for tools; ids are big-endian so ascending ids append) */
-CKPT_API void ckpt_key_u64(uint8_t out[8], uint64_t v);
+         
+         /* ---- keys (exposed for tools; ids are big-endian so ascending ids append) */
+         CKPT_API void ckpt_key_u64(uint8_t out[8], uint64_t v);
 CKPT_API uint64_t ckpt_key_get_u64(const uint8_t in[8]);
 /* int32 time step as 4 bytes, sign bit flipped so keys sort numerically */
 CKPT_API void ckpt_key_i32(uint8_t out[4], int32_t v);
@@ -119,7 +119,7 @@ CKPT_API size_t ckpt_key_name(uint8_t *out, const char *name, size_t len);
 CKPT_API size_t ckpt_key_name_len(const uint8_t *key, size_t klen, int *is_hashed);
 /* Region key suffix for a region geometry; returns its length. */
 CKPT_API size_t ckpt_key_region(uint8_t *out, uint32_t ndim, const uint64_t *start,
-                       const uint64_t *count);
+                                const uint64_t *count);
 
 /* Ids are (rank + 1) * CKPT_ID_BASE + seq. After an unclean close the
  * sequence skips CKPT_ID_CRASH_GAP, so that no id handed out before a crash
@@ -213,7 +213,7 @@ CKPT_API int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
 /* Object: obj[id] = rec; obj_name[name, ts] = id. If an earlier record of
  * this id had another name/ts, its name entry is removed. */
 CKPT_API int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
-                       int32_t ts, const void *rec, size_t len);
+                                int32_t ts, const void *rec, size_t len);
 /* Delete an object with its name entry, kvtags, tag index entries, regions
  * and its membership in its own container (the record's cont_id), when that
  * container's membership list is in this environment. Memberships belong
@@ -223,10 +223,10 @@ CKPT_API int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, s
 CKPT_API int ckpt_store_del_obj(ckpt_store *st, uint64_t id);
 /* kvtag of an owner (object or container id): rec is a BULKI record. */
 CKPT_API int ckpt_store_put_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen,
-                         const void *rec, size_t len);
+                                  const void *rec, size_t len);
 CKPT_API int ckpt_store_del_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen);
 CKPT_API int ckpt_store_put_cont(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
-                        const void *rec, size_t len);
+                                 const void *rec, size_t len);
 /* Delete a container with its name entry, membership list and kvtags (the
  * member objects themselves stay). */
 CKPT_API int ckpt_store_del_cont(ckpt_store *st, uint64_t id);
@@ -234,12 +234,12 @@ CKPT_API int ckpt_store_cont_add(ckpt_store *st, uint64_t cont, const uint64_t *
 CKPT_API int ckpt_store_cont_remove(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
 /* Region of an object, keyed by its geometry (ckpt_key_region). */
 CKPT_API int ckpt_store_put_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
-                          const uint64_t *count, const void *rec, size_t len);
+                                   const uint64_t *count, const void *rec, size_t len);
 CKPT_API int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
-                          const uint64_t *count);
+                                   const uint64_t *count);
 /* Raw put/delete of one key in one database (tools, tests, importers). */
 CKPT_API int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
-                       size_t vlen);
+                                size_t vlen);
 CKPT_API int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen);
 
 /* ---- reads ---- */
@@ -258,24 +258,24 @@ CKPT_API void ckpt_rtxn_end(ckpt_rtxn *tx);
 CKPT_API int ckpt_get_raw(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen);
 CKPT_API int ckpt_get_obj(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
 CKPT_API int ckpt_get_obj_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
-                         size_t nlen, int32_t ts);
+                                  size_t nlen, int32_t ts);
 CKPT_API int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *name, size_t nlen);
 CKPT_API int ckpt_get_cont(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
 CKPT_API int ckpt_get_cont_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
-                          size_t nlen);
+                                   size_t nlen);
 /* Entries in the database's key order. The callback returns 0 to go on, a
  * positive value to stop (returned by the iterator), or a negative error. */
 typedef int (*ckpt_iter_cb)(const ckpt_val *key, const ckpt_val *val, void *payload);
 /* Every entry of db whose key starts with prefix (plen may be 0). */
 CKPT_API int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_cb cb,
-              void *payload);
+                       void *payload);
 /* kvtags of an owner; regions of an object; members of a container (key =
  * cont id . obj id); owners carrying tag `name` (key = namekey . owner). */
 CKPT_API int ckpt_iter_kvtags(ckpt_rtxn *tx, uint64_t owner, ckpt_iter_cb cb, void *payload);
 CKPT_API int ckpt_iter_regions(ckpt_rtxn *tx, uint64_t obj, ckpt_iter_cb cb, void *payload);
 CKPT_API int ckpt_iter_members(ckpt_rtxn *tx, uint64_t cont, ckpt_iter_cb cb, void *payload);
 CKPT_API int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb cb,
-                     void *payload);
+                              void *payload);
 /* Entries and bytes of one database (ckpt-inspect stat). */
 CKPT_API int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
 

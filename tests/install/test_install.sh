@@ -59,9 +59,10 @@ check_needs() {
 
 run_consumers() {
     local dir=$1 prefix=$2
-    "$dir/consumer" "$dir" || fail "consumer"
+    rm -rf "$dir/store" "$dir/store-mpi"
+    "$dir/consumer" "$dir/store" || fail "consumer"
     check_needs "$dir/consumer" "$prefix" libckpt_hooks
-    "$MPIEXEC" -n 1 "$dir/consumer-mpi" "$dir" || fail "consumer-mpi"
+    "$MPIEXEC" -n 1 "$dir/consumer-mpi" "$dir/store-mpi" || fail "consumer-mpi"
     check_needs "$dir/consumer-mpi" "$prefix" libckpt_hooks_mpi
 }
 
@@ -72,7 +73,8 @@ install)
     cmake --install "$build" --prefix "$prefix" >/dev/null
     libdir=$(libdir_of "$prefix")
     for f in include/pdc-ckpt/ckpt_hooks.h include/pdc-ckpt/ckpt_hooks_mpi.h \
-             include/pdc-ckpt/ckpt_store.h include/pdc-ckpt/bulki.h bin/bulki bin/ckpt-inspect \
+             include/pdc-ckpt/ckpt_store.h include/pdc-ckpt/bulki.h \
+             include/pdc-ckpt/ckpt_export.h bin/bulki bin/ckpt-inspect \
              bin/ckpt-workload bin/ckpt-bench; do
         [ -e "$prefix/$f" ] || fail "not installed: $f"
     done

@@ -4,14 +4,13 @@
  * kvtag, close, restart by mapping, read both back and compare.
  * With -DCONSUMER_MPI (pdc-ckpt-mpi / pdc-ckpt::hooks_mpi) the restart is
  * ckpt_hooks_restart_elastic on MPI_COMM_WORLD instead.
- * usage: consumer DIR   (a scratch directory; the store is DIR/store)
+ * usage: consumer STORE   (a path that does not exist yet; left behind)
  * Exit 0 when everything read back equals what was logged, 1 otherwise.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include <bulki.h>
-#include <ckpt_fs.h>
 #include <ckpt_hooks.h>
 #ifdef CONSUMER_MPI
 #include <ckpt_hooks_mpi.h>
@@ -26,7 +25,7 @@
 
 int main(int argc, char **argv)
 {
-    char root[4096];
+    const char *root;
     ckpt_hooks *h = NULL;
     ckpt_hooks_read *r = NULL;
     int rc, ok = 0;
@@ -40,13 +39,16 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
 #endif
     if (argc != 2) {
-        fprintf(stderr, "usage: consumer DIR\n");
+        fprintf(stderr, "usage: consumer STORE\n");
         goto done;
     }
-    snprintf(root, sizeof root, "%s/store", argv[1]);
-    if ((rc = ckpt_fs_rmtree(root)) != 0)
-        FAIL("cannot remove %s: %s", root, strerror(rc));
+    root = argv[1];
     o.store_root = root;
+    /* a restart never creates a store */
+    if ((rc = ckpt_hooks_restart_map(&h, &o)) != CKPT_E_NOSTORE)
+        FAIL("restart_map of the missing store %s gave %s, not CKPT_E_NOSTORE", root,
+             ckpt_errname(rc));
+    h = NULL;
 
     if ((rc = ckpt_hooks_open(&h, &o)) != 0)
         FAIL("open %s: %s", root, ckpt_hooks_errmsg(h));
@@ -95,8 +97,6 @@ done:
         ckpt_hooks_discard(h);
         ok = 0;
     }
-    if (ok && ckpt_fs_rmtree(root) != 0)
-        ok = 0;
 #ifdef CONSUMER_MPI
     MPI_Finalize();
 #endif
