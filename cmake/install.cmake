@@ -46,6 +46,7 @@ install(FILES ${CMAKE_BINARY_DIR}/pdc-ckpt-config.cmake
 # pkg-config: prefix relative to the .pc file, so a prefix given only at
 # install time (cmake --install --prefix) or moved later still works.
 file(RELATIVE_PATH PDC_CKPT_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+string(REGEX REPLACE "/$" "" PDC_CKPT_PC_TO_PREFIX "${PDC_CKPT_PC_TO_PREFIX}")
 foreach(_pc pdc-ckpt pdc-ckpt-mpi)
   configure_file(cmake/${_pc}.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/${_pc}.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/pkgconfig/${_pc}.pc
