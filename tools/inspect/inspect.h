@@ -69,6 +69,12 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig);
 /* The process's exit status. After a fault, memory held by the
  * interrupted library calls cannot be released: flush and _exit(). */
 int inspect_exit(int status);
+/* Entries of ROOT that belong to no rank of a store of nranks ranks
+ * (ckpt_root_strays; nranks <= 0: unknown, rank numbers not judged):
+ * "stray": [{"name", "why"}] added to jr when it is not NULL, else one
+ * line each on stdout ("stray: NAME: why") and what to remove. Returns
+ * how many. */
+int root_strays(const struct inspect_root *r, int nranks, json_object *jr);
 /* Close every open rank, in reverse order. */
 void root_close(struct inspect_root *r);
 
@@ -170,5 +176,14 @@ int cmd_copy(int argc, char **argv);
 int cmd_import_legacy(int argc, char **argv);
 
 void usage(FILE *f);
+/* Every subcommand takes -h/--help: the usage on stdout, exit 0. */
+#define HELP_OPT {"help", no_argument, 0, 'h'}
+int cmd_help(void);
+/* Bad usage: "ckpt-inspect: CMD: message", then the usage, on stderr;
+ * returns EXIT_USAGE. */
+int usage_err(const char *cmd, const char *fmt, ...) INSPECT_PRINTF(2, 3);
+/* Operands after the options must be `want` (at least `want` when
+ * at_least): EXIT_OK, or usage_err naming what is missing or extra. */
+int check_operands(int argc, char **argv, int want, int at_least, const char *what);
 
 #endif
