@@ -43,14 +43,8 @@ done
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-crash-loop-XXXXXX")
 writer=""
-# descendants of a pid (the ranks under mpiexec's proxy)
-descendants() {
-    local c
-    for c in $(pgrep -P "$1" 2>/dev/null); do
-        echo "$c"
-        descendants "$c"
-    done
-}
+# shellcheck source=procs.sh
+. "$(dirname "$0")/procs.sh"
 cleanup() {
     if [ -n "$writer" ] && kill -0 "$writer" 2>/dev/null; then
         # shellcheck disable=SC2046

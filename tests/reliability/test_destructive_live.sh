@@ -36,13 +36,8 @@ run() { timeout 300 "$mpiexec" "$npflag" "$1" "$wl" "${@:2}"; }
 S="$dir/store"
 W=(--objects 8000 --tags-per-object 4 --tagged 50)
 
-descendants() {
-    local c
-    for c in $(pgrep -P "$1" 2>/dev/null); do
-        echo "$c"
-        descendants "$c"
-    done
-}
+# shellcheck source=procs.sh
+. "$(dirname "$0")/procs.sh"
 # what the store's directories hold (names, sizes are the writer's business)
 layout() { (cd "$S" && find . -maxdepth 1 | sort); }
 

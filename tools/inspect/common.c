@@ -22,14 +22,19 @@
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
+void verrp(const char *path, const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": %s: ", path);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void errp(const char *path, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, PROG ": %s: ", path);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verrp(path, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 const char *store_msg(int rc)

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -87,6 +88,7 @@ void root_close(struct inspect_root *r);
 #endif
 /* "ckpt-inspect: PATH: message" on stderr. */
 void errp(const char *path, const char *fmt, ...) INSPECT_PRINTF(2, 3);
+void verrp(const char *path, const char *fmt, va_list ap);
 /* The store's message of the last failed call (ckpt_store_errmsg), as
  * "ckpt-inspect: PATH: message"; path is left out when the message already
  * starts with it. */
@@ -185,5 +187,8 @@ int usage_err(const char *cmd, const char *fmt, ...) INSPECT_PRINTF(2, 3);
 /* Operands after the options must be `want` (at least `want` when
  * at_least): EXIT_OK, or usage_err naming what is missing or extra. */
 int check_operands(int argc, char **argv, int want, int at_least, const char *what);
+/* The arguments of `stat` and `verify`: ROOT [--json] [-h]. -1 to go on
+ * (*as_json set), else the exit status (help given, or bad usage). */
+int parse_root_json(int argc, char **argv, int *as_json);
 
 #endif

@@ -46,13 +46,29 @@ int cmd_help(void)
 int usage_err(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, PROG ": %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verrp(cmd, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     usage(stderr);
     return EXIT_USAGE;
+}
+
+int parse_root_json(int argc, char **argv, int *as_json)
+{
+    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, HELP_OPT, {0, 0, 0, 0}};
+    int c;
+    *as_json = 0;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h')
+            return cmd_help();
+        if (c != 'j') {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        *as_json = 1;
+    }
+    c = check_operands(argc, argv, 1, 0, "ROOT");
+    return c == EXIT_OK ? -1 : c;
 }
 
 int check_operands(int argc, char **argv, int want, int at_least, const char *what)

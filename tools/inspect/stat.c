@@ -83,7 +83,6 @@ static void stat_one(void *p)
 
 int cmd_stat(int argc, char **argv)
 {
-    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, HELP_OPT, {0, 0, 0, 0}};
     struct inspect_root root;
     struct dbstat total[CKPT_DB_COUNT];
     uint64_t map_size = 0, map_used = 0;
@@ -91,16 +90,7 @@ int cmd_stat(int argc, char **argv)
     int as_json = 0, status = EXIT_OK, c, nranks = -1;
     json_object *jr = NULL, *jranks = NULL;
 
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        if (c == 'h')
-            return cmd_help();
-        if (c != 'j') {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-        as_json = 1;
-    }
-    if ((c = check_operands(argc, argv, 1, 0, "ROOT")) != EXIT_OK)
+    if ((c = parse_root_json(argc, argv, &as_json)) >= 0)
         return c;
     if (root_scan(&root, argv[optind], 0) != 0)
         return EXIT_FAIL;

@@ -622,20 +622,10 @@ static int nonrank_stray(const char *name, const char *why, void *payload)
 
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, HELP_OPT, {0, 0, 0, 0}};
     struct verify v;
     size_t nok = 0;
     int c, as_json = 0, rehome;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        if (c == 'h')
-            return cmd_help();
-        if (c != 'j') {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-        as_json = 1;
-    }
-    if ((c = check_operands(argc, argv, 1, 0, "ROOT")) != EXIT_OK)
+    if ((c = parse_root_json(argc, argv, &as_json)) >= 0)
         return c;
     memset(&v, 0, sizeof v);
     if (root_scan(&v.root, argv[optind], 0) != 0)
