@@ -10,7 +10,8 @@
 #     non-JSON or foreign file, ckpt-workload restart of a missing store;
 #   - ckpt-workload verify takes the rank counts from the store and a
 #     mismatch says what to run; after a re-homing no --from-ranks is
-#     needed; ckpt-inspect verify --json is one JSON document.
+#     needed; ckpt-inspect verify --json is one JSON document;
+#   - PDC_CKPT_DIR names ckpt-workload's store when --store is absent.
 # usage: test_cli.sh BULKI INSPECT WORKLOAD STORE_BENCH BULKI_BENCH CKPT_BENCH MPIEXEC NUMPROC_FLAG
 set -uo pipefail
 bulki=$1 insp=$2 wl=$3 sbench=$4 bbench=$5 cbench=$6 mpiexec=$7 npflag=$8
@@ -122,6 +123,13 @@ user_error "no store at" mpi1 "$wl" restart --store "$dir/typo"
 [ -e "$dir/typo" ] && bad "restart of a missing store created $dir/typo"
 mpi1 "$wl" restart --store "$dir/new" --create >"$dir/out" 2>&1 || bad "restart --create: $(cat "$dir/out")"
 [ -d "$dir/new/rank-0" ] || bad "restart --create made no store"
+checked=$((checked + 2))
+
+# --- PDC_CKPT_DIR names the store when --store is absent (as the usage says) ---
+PDC_CKPT_DIR="$dir/env" mpi1 "$wl" write --objects 20 >"$dir/out" 2>&1 || bad "write with PDC_CKPT_DIR: $(cat "$dir/out")"
+[ -f "$dir/env/rank-0/data.mdb" ] || bad "write with PDC_CKPT_DIR did not write \$PDC_CKPT_DIR"
+PDC_CKPT_DIR="$dir/env" mpi1 "$wl" verify --objects 20 >"$dir/out" 2>&1 || bad "verify with PDC_CKPT_DIR: $(cat "$dir/out")"
+usage_error "PDC_CKPT_DIR" env -u PDC_CKPT_DIR "$mpiexec" "$npflag" 1 "$wl" verify --objects 20
 checked=$((checked + 2))
 
 # --- rank counts come from the store ---
