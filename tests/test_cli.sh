@@ -24,46 +24,37 @@ bad() {
 }
 mpi1() { timeout 120 "$mpiexec" "$npflag" 1 "$@"; }
 
-# help CMD...: usage on stdout, empty stderr, exit 0
-help() {
-    local rc=0
+# runc CMD...: run it; its stdout and stderr in $dir/out and $dir/err, its
+# exit status in $rc
+runc() {
+    rc=0
     "$@" >"$dir/out" 2>"$dir/err" || rc=$?
     checked=$((checked + 1))
-    if [ "$rc" != 0 ]; then
-        bad "'$*': exit $rc, expected 0"
-    elif ! grep -qi "usage" "$dir/out"; then
-        bad "'$*': no usage on stdout"
-    elif [ -s "$dir/err" ]; then
-        bad "'$*': wrote to stderr: $(head -2 "$dir/err")"
-    fi
+}
+# help CMD...: usage on stdout, empty stderr, exit 0
+help() {
+    runc "$@"
+    [ "$rc" = 0 ] || bad "'$*': exit $rc, expected 0"
+    grep -qi "usage" "$dir/out" || bad "'$*': no usage on stdout"
+    [ -s "$dir/err" ] && bad "'$*': wrote to stderr: $(head -2 "$dir/err")"
 }
 # usage_error WORD CMD...: exit 2, WORD on stderr, nothing on stdout
 usage_error() {
-    local word=$1 rc=0
+    local word=$1
     shift
-    "$@" >"$dir/out" 2>"$dir/err" || rc=$?
-    checked=$((checked + 1))
-    if [ "$rc" != 2 ]; then
-        bad "'$*': exit $rc, expected 2 ($(head -2 "$dir/err"))"
-    elif ! grep -q -- "$word" "$dir/err"; then
-        bad "'$*': stderr does not name $word: $(head -3 "$dir/err")"
-    elif [ -s "$dir/out" ]; then
-        bad "'$*': wrote to stdout on a usage error"
-    fi
+    runc "$@"
+    [ "$rc" = 2 ] || bad "'$*': exit $rc, expected 2 ($(head -2 "$dir/err"))"
+    grep -q -- "$word" "$dir/err" || bad "'$*': stderr does not name $word: $(head -3 "$dir/err")"
+    [ -s "$dir/out" ] && bad "'$*': wrote to stdout on a usage error"
 }
 # user_error WORD CMD...: exit 1, WORD on stderr, no traceback or signal
 user_error() {
-    local word=$1 rc=0
+    local word=$1
     shift
-    "$@" >"$dir/out" 2>"$dir/err" || rc=$?
-    checked=$((checked + 1))
-    if [ "$rc" != 1 ]; then
-        bad "'$*': exit $rc, expected 1 ($(head -3 "$dir/err"))"
-    elif grep -q "Traceback" "$dir/err"; then
-        bad "'$*': a Python traceback"
-    elif ! grep -q -- "$word" "$dir/err"; then
-        bad "'$*': stderr does not say \"$word\": $(head -3 "$dir/err")"
-    fi
+    runc "$@"
+    [ "$rc" = 1 ] || bad "'$*': exit $rc, expected 1 ($(head -3 "$dir/err"))"
+    grep -q "Traceback" "$dir/err" && bad "'$*': a Python traceback"
+    grep -q -- "$word" "$dir/err" || bad "'$*': stderr does not say \"$word\": $(head -3 "$dir/err")"
 }
 
 # --- every program and subcommand: -h, --help, an unknown option ---
