@@ -35,7 +35,8 @@ static int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
     return 0;
 }
 
-static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out);
+static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
+                     size_t cap);
 
 /* Parse the entity at `pos`; fill *out; its end is out->end. */
 static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
@@ -121,7 +122,7 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
         uint64_t s;
         if (ti->code == BULKI_T_BULKI) {
             bulki_map m;
-            if ((rc = parse_doc(c, p, depth + 1, &m)) != 0)
+            if ((rc = parse_doc(c, p, depth + 1, &m, NULL, 0)) != 0)
                 return rc;
             s = m.total; /* checked against the content in parse_doc */
             p = m.end;
@@ -145,7 +146,10 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
     return 0;
 }
 
-static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
+/* Parse the BULKI at `pos`; fill *out; with fields, also index its first
+ * cap pairs there. */
+static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
+                     size_t cap)
 {
     uint64_t total, nkeys, header, data, off;
     size_t start = pos, nkeys_off, header_off, data_off;
@@ -184,6 +188,10 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
         if (bulki_add(&hsum, hsum, e.size) != 0)
             return fail_at(c, header_off, BULKI_E_SIZE);
         pos = e.end;
+        if (i < cap) {
+            fields[i].key = e.type == BULKI_T_STRING ? (const char *)e.payload : NULL;
+            fields[i].key_len = e.payload_len;
+        }
     }
     size_t off1 = pos;
     if ((rc = get_varint(c, &pos, &off)) != 0)
@@ -192,12 +200,12 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
         return fail_at(c, off1, BULKI_E_OFFSET);
     out->values_off = pos;
     for (uint64_t i = 0; i < nkeys; i++) {
-        bulki_ent e;
-        if ((rc = parse_value(c, pos, depth, &e)) != 0)
+        bulki_ent tmp, *e = i < cap ? &fields[i].value : &tmp;
+        if ((rc = parse_value(c, pos, depth, e)) != 0)
             return rc;
-        if (bulki_add(&dsum, dsum, e.size) != 0)
+        if (bulki_add(&dsum, dsum, e->size) != 0)
             return fail_at(c, data_off, BULKI_E_SIZE);
-        pos = e.end;
+        pos = e->end;
     }
     size_t off2 = pos;
     if ((rc = get_varint(c, &pos, &off)) != 0)
@@ -216,19 +224,40 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
     return 0;
 }
 
-int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
+static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const void *buf,
+                      size_t len, size_t *err_off)
 {
     struct rctx c = {buf, len, 0};
     int rc;
-    if (out == NULL || (buf == NULL && len > 0))
+    if (out == NULL || (buf == NULL && len > 0) || (fields == NULL && cap > 0))
         return BULKI_E_INVAL;
     if (buf == NULL)
         rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
-    else if ((rc = parse_doc(&c, 0, 1, out)) == 0 && out->end != len)
+    else if ((rc = parse_doc(&c, 0, 1, out, fields, cap)) == 0 && out->end != len)
         rc = fail_at(&c, out->end, BULKI_E_TRAILING);
     if (rc != 0 && err_off)
         *err_off = c.err_off;
     return rc;
+}
+
+int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
+{
+    return decode_doc(out, NULL, 0, buf, len, err_off);
+}
+
+int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                       size_t len, size_t *err_off)
+{
+    int rc;
+    if (out == NULL)
+        return BULKI_E_INVAL;
+    out->fields = fields;
+    out->n = 0;
+    out->next = 0;
+    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off)) != 0)
+        return rc;
+    out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
+    return 0;
 }
 
 int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off)
@@ -290,6 +319,47 @@ int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
     return rc < 0 ? rc : BULKI_E_NOTFOUND;
 }
 
+int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
+{
+    if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
+        return BULKI_E_INVAL;
+    size_t n = ix->n, i = ix->next < n ? ix->next : 0;
+    const bulki_field *f = ix->fields;
+    /* from the previous hit to the end, then from the start to it */
+    for (size_t left = n; left > 0; left--) {
+        if (f[i].key_len == key_len && f[i].key != NULL &&
+            memcmp(f[i].key, key, key_len) == 0) {
+            *value = f[i].value;
+            ix->next = i + 1;
+            return 0;
+        }
+        if (++i == n)
+            i = 0;
+    }
+    if (n == ix->map.npairs)
+        return BULKI_E_NOTFOUND;
+    /* pairs beyond the index: walk them (skipping the indexed ones) */
+    bulki_map_iter it;
+    bulki_ent k, v;
+    int rc;
+    bulki_map_iter_init(&it, &ix->map);
+    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+        if (it.i > n && k.type == BULKI_T_STRING && k.payload_len == key_len &&
+            memcmp(k.payload, key, key_len) == 0) {
+            *value = v;
+            return 0;
+        }
+    }
+    return rc < 0 ? rc : BULKI_E_NOTFOUND;
+}
+
+int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key)
+{
+    if (key == NULL)
+        return BULKI_E_INVAL;
+    return bulki_index_getn(value, ix, key, strlen(key));
+}
+
 int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
 {
     struct rctx c = {e->base, e->base_len, 0};
@@ -300,7 +370,7 @@ int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
     if (index >= e->count)
         return BULKI_E_NOTFOUND;
     for (uint64_t i = 0;; i++) {
-        if ((rc = parse_doc(&c, pos, e->depth + 1, out)) != 0)
+        if ((rc = parse_doc(&c, pos, e->depth + 1, out, NULL, 0)) != 0)
             return rc;
         if (i == index)
             return 0;

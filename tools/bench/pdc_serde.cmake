@@ -1,0 +1,33 @@
+# PDC's own BULKI serializer (src/commons/serde/bulki/ of PDC 2e5de75a),
+# compiled unchanged from the tarball in PDC_CKPT_PDC_SOURCES, for the
+# side-by-side codec benchmark (pdc-serde-bench) and the test that decodes
+# pdc-ckpt's records with PDC's deserializer (tests/pdc_serde). The sources
+# are extracted into the build directory at configure time; the repository
+# never contains PDC code. Without PDC_CKPT_PDC_SOURCES nothing is built and
+# PDC_CKPT_HAVE_PDC_SERDE is OFF (the tests then report SKIPPED).
+set(PDC_CKPT_HAVE_PDC_SERDE OFF)
+set(_pdc_tarball "${PDC_CKPT_PDC_SOURCES}/pdc-2e5de75a.tar.gz")
+if(PDC_CKPT_PDC_SOURCES AND NOT EXISTS "${_pdc_tarball}")
+  message(WARNING "PDC_CKPT_PDC_SOURCES=${PDC_CKPT_PDC_SOURCES} holds no pdc-2e5de75a.tar.gz: "
+                  "pdc-serde-bench is not built and its tests report SKIPPED")
+endif()
+if(PDC_CKPT_PDC_SOURCES AND EXISTS "${_pdc_tarball}")
+  set(_pdc_root "${CMAKE_BINARY_DIR}/thirdparty/pdc-2e5de75a")
+  set(_pdc_serde "${_pdc_root}/src/commons/serde/bulki")
+  if(NOT EXISTS "${_pdc_serde}/bulki_serde.c")
+    file(ARCHIVE_EXTRACT INPUT "${_pdc_tarball}" DESTINATION "${CMAKE_BINARY_DIR}/thirdparty"
+         PATTERNS "pdc-2e5de75a/src/commons/serde/bulki/*"
+                  "pdc-2e5de75a/src/commons/generic/include/pdc_generic.h")
+  endif()
+  # Re-extract when the tarball changes.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_pdc_tarball}")
+  add_library(pdc_serde STATIC ${_pdc_serde}/bulki.c ${_pdc_serde}/bulki_serde.c
+                               ${_pdc_serde}/bulki_vle_util.c)
+  # PDC's headers are theirs: SYSTEM keeps their warnings out of our -Werror
+  # builds, and -w their sources' (void-pointer arithmetic, old-style
+  # prototypes). Same optimisation level as the rest of the build.
+  target_include_directories(pdc_serde SYSTEM PUBLIC ${_pdc_serde}/include
+                             ${_pdc_root}/src/commons/generic/include)
+  target_compile_options(pdc_serde PRIVATE -w)
+  set(PDC_CKPT_HAVE_PDC_SERDE ON)
+endif()
