@@ -9,12 +9,24 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bulki.h"
+
 /* Notional header size PDC counts for every entity (2 one-byte fields and
  * 2 eight-byte fields), and the fixed notional part of a BULKI. */
 #define BULKI_ENT_HDR 18u
 #define BULKI_DOC_HDR 48u
 #define BULKI_PTR_SIZE 8u
 #define BULKI_VARINT_MAX 10u
+
+/* The type table behind bulki_type_info(), indexed by code (0 and codes
+ * above BULKI_T_BULKI_ENT are invalid), for inline lookups on hot paths. */
+#define BULKI_NTYPES 22u
+extern const struct bulki_type_info bulki_type_table[BULKI_NTYPES];
+
+static inline const struct bulki_type_info *bulki_ti(unsigned code)
+{
+    return code - 1u < BULKI_NTYPES - 1u ? &bulki_type_table[code] : NULL;
+}
 
 static inline size_t bulki_varint_len(uint64_t v)
 {
@@ -86,6 +98,26 @@ static inline void bulki_copy_le(uint8_t *dst, const uint8_t *src, size_t width)
 /* Load an unsigned little-endian integer of 1, 2, 4 or 8 bytes. */
 static inline uint64_t bulki_load_le(const uint8_t *p, size_t width)
 {
+    if (bulki_host_is_le()) {
+        uint64_t v8;
+        uint32_t v4;
+        uint16_t v2;
+        switch (width) {
+        case 8:
+            memcpy(&v8, p, 8);
+            return v8;
+        case 4:
+            memcpy(&v4, p, 4);
+            return v4;
+        case 2:
+            memcpy(&v2, p, 2);
+            return v2;
+        case 1:
+            return p[0];
+        default:
+            break;
+        }
+    }
     uint64_t v = 0;
     for (size_t i = 0; i < width; i++)
         v |= (uint64_t)p[i] << (8 * i);

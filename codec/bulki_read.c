@@ -2,10 +2,13 @@
  * bulki_read.c - the BULKI decoder. bulki_decode_doc()/bulki_decode_value()
  * validate a whole buffer in one pass (every field is checked against the
  * bytes left before it is used, so hostile input yields an error and an
- * offset, never an out-of-bounds read), then hand out views into it. The
- * walkers below (iterators, getters) re-parse headers of entities that were
- * already validated; they still bounds-check, so a view built by hand or
- * over bytes that changed cannot make them read out of bounds.
+ * offset, never an out-of-bounds read), then hand out views into it.
+ * bulki_decode_index() does the same pass and also records each top-level
+ * pair, so lookups by key need no second walk. The walkers below
+ * (iterators, getters) re-read headers of entities that were already
+ * validated without checking their contents again; they still
+ * bounds-check, so a view built by hand or over bytes that changed cannot
+ * make them read out of bounds.
  */
 #include "bulki.h"
 #include "bulki_int.h"
@@ -24,7 +27,7 @@ static int fail_at(struct rctx *c, size_t off, int err)
     return err;
 }
 
-static int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
+static int get_varint_slow(struct rctx *c, size_t *pos, uint64_t *v)
 {
     int n = bulki_varint_get(v, c->base + *pos, c->len - *pos);
     if (n == 0)
@@ -35,11 +38,100 @@ static int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
     return 0;
 }
 
+/* Most varints in a record (sizes, counts) are one byte: take those
+ * without the loop. */
+static inline int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
+{
+    size_t p = *pos;
+    if (p < c->len && c->base[p] < 0x80) {
+        *v = c->base[p];
+        *pos = p + 1;
+        return 0;
+    }
+    return get_varint_slow(c, pos, v);
+}
+
+/* 1 if s[0..n) holds a NUL: eight bytes at a time (the classic
+ * has-zero-byte test), the last chunk overlapping; only s[0..n) is read. */
+static inline int has_nul(const uint8_t *s, size_t n)
+{
+    const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
+    uint64_t w;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (s[i] == 0)
+                return 1;
+        return 0;
+    }
+    if (n > 64)
+        return memchr(s, 0, n) != NULL;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&w, s + i, 8);
+        if ((w - lo) & ~w & hi)
+            return 1;
+    }
+    memcpy(&w, s + n - 8, 8);
+    return ((w - lo) & ~w & hi) != 0;
+}
+
+__attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos, int depth,
+                                                     bulki_ent *out);
+
+/*
+ * Parse the entity at `pos`; fill *out; its end is out->end.
+ * Fast path: the entities of a typical record are base types whose size
+ * and count fit one varint byte; they are checked here without the general
+ * code's bookkeeping, exactly as parse_value_slow would (anything it would
+ * reject, or anything else, goes to parse_value_slow, which also says what
+ * is wrong and where).
+ */
+__attribute__((always_inline)) static inline int parse_value(struct rctx *c, size_t pos, int depth,
+                                                            bulki_ent *out)
+{
+    const uint8_t *b = c->base;
+    if (c->len - pos < 3 || pos > c->len)
+        return parse_value_slow(c, pos, depth, out);
+    uint8_t size = b[pos], tc = b[pos + 1], count = b[pos + 2];
+    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
+    if (((size | count) & 0x80) || (tc & 0xC0) || ti == NULL || size < BULKI_ENT_HDR ||
+        ti->kind == BULKI_KIND_NESTED)
+        return parse_value_slow(c, pos, depth, out);
+    size_t p = pos + 3, plen = (size_t)size - BULKI_ENT_HDR;
+    uint8_t cls = (tc >> 5) & 1;
+    if (plen > c->len - p || (cls == BULKI_ITEM && count != 1))
+        return parse_value_slow(c, pos, depth, out);
+    size_t payload_len = plen;
+    if (ti->kind == BULKI_KIND_STRING) {
+        if (cls == BULKI_ARRAY || plen == 0 || b[p + plen - 1] != 0 || has_nul(b + p, plen - 1))
+            return parse_value_slow(c, pos, depth, out);
+        payload_len = plen - 1;
+    } else {
+        if ((size_t)count * ti->width != plen)
+            return parse_value_slow(c, pos, depth, out);
+        if (ti->kind == BULKI_KIND_BOOL)
+            for (size_t i = 0; i < plen; i++)
+                if (b[p + i] > 1)
+                    return parse_value_slow(c, pos, depth, out);
+    }
+    out->base = b;
+    out->base_len = c->len;
+    out->offset = pos;
+    out->end = p + plen;
+    out->payload = b + p;
+    out->payload_len = payload_len;
+    out->count = count;
+    out->size = size;
+    out->type = ti->code;
+    out->cls = cls;
+    out->depth = (uint8_t)depth;
+    return 0;
+}
+
 static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
                      size_t cap);
 
-/* Parse the entity at `pos`; fill *out; its end is out->end. */
-static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
+/* The general entity parser: every check, with the offending offset. */
+__attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos, int depth, bulki_ent *out)
 {
     uint64_t size, count;
     size_t start = pos;
@@ -53,7 +145,7 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
     uint8_t tc = c->base[pos++];
     if (tc & 0xC0)
         return fail_at(c, tc_off, BULKI_E_CLASS);
-    const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
+    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
     if (ti == NULL)
         return fail_at(c, tc_off, BULKI_E_TYPE);
     uint8_t cls = (tc >> 5) & 1;
@@ -86,13 +178,15 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
             if (plen > left)
                 return fail_at(c, pos, BULKI_E_TRUNCATED);
             const uint8_t *s = c->base + pos;
-            const uint8_t *nul = memchr(s, 0, (size_t)plen);
-            if (nul == NULL || (size_t)(nul - s) != plen - 1)
+            if (s[plen - 1] != 0 || has_nul(s, (size_t)plen - 1)) {
+                const uint8_t *nul = memchr(s, 0, (size_t)plen);
                 return fail_at(c, nul ? (size_t)(nul - c->base) : pos + (size_t)plen - 1,
                                BULKI_E_STRING);
+            }
             out->payload_len = (size_t)plen - 1;
         } else {
-            if (count > plen / ti->width || count * ti->width != plen)
+            uint64_t bytes; /* count * width == plen, without a division */
+            if (__builtin_mul_overflow(count, (uint64_t)ti->width, &bytes) || bytes != plen)
                 return fail_at(c, count_off, BULKI_E_COUNT);
             if (plen > left)
                 return fail_at(c, pos, BULKI_E_TRUNCATED);
@@ -277,6 +371,43 @@ int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_
 
 /* ---- walking validated views ---- */
 
+/*
+ * Re-read an entity of a map that bulki_decode_* validated: the header is
+ * bounds-checked as always, but the contents are not checked again (for a
+ * string only that its NUL is in place). Nested entities, and anything
+ * that does not look right, go through parse_value, which also reports
+ * the error and its offset.
+ */
+static int walk_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
+{
+    size_t start = pos;
+    uint64_t size, count;
+    if (get_varint(c, &pos, &size) != 0 || pos >= c->len)
+        return parse_value(c, start, depth, out);
+    uint8_t tc = c->base[pos++];
+    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
+    if ((tc & 0xC0) || ti == NULL || ti->kind == BULKI_KIND_NESTED ||
+        get_varint(c, &pos, &count) != 0 || size < BULKI_ENT_HDR)
+        return parse_value(c, start, depth, out);
+    uint64_t plen = size - BULKI_ENT_HDR;
+    uint8_t cls = (tc >> 5) & 1;
+    if (plen > c->len - pos || (cls == BULKI_ITEM && count != 1) ||
+        (ti->kind == BULKI_KIND_STRING && (plen == 0 || c->base[pos + plen - 1] != 0)))
+        return parse_value(c, start, depth, out);
+    out->base = c->base;
+    out->base_len = c->len;
+    out->offset = start;
+    out->end = pos + (size_t)plen;
+    out->payload = c->base + pos;
+    out->payload_len = (size_t)plen - (ti->kind == BULKI_KIND_STRING);
+    out->count = count;
+    out->size = size;
+    out->type = ti->code;
+    out->cls = cls;
+    out->depth = (uint8_t)depth;
+    return 0;
+}
+
 void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m)
 {
     it->map = m;
@@ -292,9 +423,9 @@ int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value)
     int rc;
     if (it->i >= m->npairs)
         return 0;
-    if ((rc = parse_value(&c, it->kpos, m->depth, key)) != 0)
+    if ((rc = walk_value(&c, it->kpos, m->depth, key)) != 0)
         return rc;
-    if ((rc = parse_value(&c, it->vpos, m->depth, value)) != 0)
+    if ((rc = walk_value(&c, it->vpos, m->depth, value)) != 0)
         return rc;
     it->kpos = key->end;
     it->vpos = value->end;
@@ -319,6 +450,37 @@ int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
     return rc < 0 ? rc : BULKI_E_NOTFOUND;
 }
 
+/* a[0..n) == b[0..n), for short keys without a call: 8, or 4, bytes at a
+ * time, the last chunk overlapping; reads only [0, n) of each. */
+static inline int key_eq(const void *a, const void *b, size_t n)
+{
+    const uint8_t *x = a, *y = b;
+    if (n >= 8) {
+        uint64_t u, v;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&u, x + i, 8);
+            memcpy(&v, y + i, 8);
+            if (u != v)
+                return 0;
+        }
+        memcpy(&u, x + n - 8, 8);
+        memcpy(&v, y + n - 8, 8);
+        return u == v;
+    }
+    if (n >= 4) {
+        uint32_t u1, v1, u2, v2;
+        memcpy(&u1, x, 4);
+        memcpy(&v1, y, 4);
+        memcpy(&u2, x + n - 4, 4);
+        memcpy(&v2, y + n - 4, 4);
+        return u1 == v1 && u2 == v2;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return 0;
+    return 1;
+}
+
 int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
 {
     if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
@@ -327,8 +489,7 @@ int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t 
     const bulki_field *f = ix->fields;
     /* from the previous hit to the end, then from the start to it */
     for (size_t left = n; left > 0; left--) {
-        if (f[i].key_len == key_len && f[i].key != NULL &&
-            memcmp(f[i].key, key, key_len) == 0) {
+        if (f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
             *value = f[i].value;
             ix->next = i + 1;
             return 0;
@@ -400,13 +561,14 @@ int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index)
 
 /* Raw element i of a numeric entity: its kind and 64-bit pattern
  * (sign-extended for signed kinds). */
-static int elem_raw(const bulki_ent *e, uint64_t i, uint8_t *kind, uint64_t *bits,
-                    uint8_t *width)
+static inline int elem_raw(const bulki_ent *e, uint64_t i, uint8_t *kind, uint64_t *bits,
+                           uint8_t *width)
 {
-    const struct bulki_type_info *ti = bulki_type_info(e->type);
+    const struct bulki_type_info *ti = bulki_ti(e->type);
     if (ti == NULL || ti->width == 0)
         return BULKI_E_MISMATCH;
-    if (i >= e->count || i >= e->payload_len / ti->width)
+    /* widths are 1, 2, 4 or 8: a shift, not a division */
+    if (i >= e->count || i >= e->payload_len >> __builtin_ctz(ti->width))
         return BULKI_E_NOTFOUND;
     uint64_t v = bulki_load_le(e->payload + i * ti->width, ti->width);
     if (ti->kind == BULKI_KIND_SIGNED && ti->width < 8) {

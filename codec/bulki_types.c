@@ -3,10 +3,11 @@
  * the error-code table. Codec, store and tools all read these.
  */
 #include "bulki.h"
+#include "bulki_int.h"
 
 #include <string.h>
 
-static const struct bulki_type_info type_table[] = {
+const struct bulki_type_info bulki_type_table[BULKI_NTYPES] = {
     {0, 0, BULKI_KIND_INVALID, NULL},
     {BULKI_T_SHORT, 2, BULKI_KIND_SIGNED, "PDC_SHORT"},
     {BULKI_T_INT, 4, BULKI_KIND_SIGNED, "PDC_INT"},
@@ -31,21 +32,18 @@ static const struct bulki_type_info type_table[] = {
     {BULKI_T_BULKI_ENT, 0, BULKI_KIND_NESTED, "PDC_BULKI_ENT"},
 };
 
-#define NTYPES (sizeof(type_table) / sizeof(type_table[0]))
 
 const struct bulki_type_info *bulki_type_info(unsigned code)
 {
-    if (code == 0 || code >= NTYPES)
-        return NULL;
-    return &type_table[code];
+    return bulki_ti(code);
 }
 
 unsigned bulki_type_by_name(const char *name)
 {
     if (name == NULL)
         return 0;
-    for (unsigned i = 1; i < NTYPES; i++)
-        if (strcmp(type_table[i].name, name) == 0)
+    for (unsigned i = 1; i < BULKI_NTYPES; i++)
+        if (strcmp(bulki_type_table[i].name, name) == 0)
             return i;
     return 0;
 }

@@ -22,7 +22,7 @@ static int doc_notional(uint64_t *out, const bulki_doc *d, int depth);
 /* Check a value's description and compute its notional size. */
 static int value_notional(uint64_t *out, const bulki_value *v, int depth)
 {
-    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    const struct bulki_type_info *ti = bulki_ti(v->type);
     uint64_t sum = BULKI_ENT_HDR, s;
 
     if (ti == NULL)
@@ -145,8 +145,16 @@ static uint8_t *reserve(bulki_writer *w, size_t n)
     return p;
 }
 
-static void put_varint(bulki_writer *w, uint64_t v)
+static inline void put_varint(bulki_writer *w, uint64_t v)
 {
+    /* room for the longest varint: write in place (counting mode: count) */
+    if (w->err == 0 && w->cap - w->pos >= BULKI_VARINT_MAX) {
+        if (w->buf)
+            w->pos += bulki_varint_put(w->buf + w->pos, v);
+        else
+            w->pos += bulki_varint_len(v);
+        return;
+    }
     uint8_t tmp[BULKI_VARINT_MAX];
     size_t n = bulki_varint_put(tmp, v);
     uint8_t *p = reserve(w, n);
@@ -162,16 +170,13 @@ static void put_byte(bulki_writer *w, uint8_t b)
 }
 
 static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth);
+static void emit_value(bulki_writer *w, const bulki_value *v, int depth);
 
-static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
+/* Write a value whose description value_notional() has checked and
+ * measured (`size`). */
+static void emit_sized(bulki_writer *w, const bulki_value *v, uint64_t size, int depth)
 {
-    uint64_t size;
-    int rc = value_notional(&size, v, depth);
-    if (rc != 0) {
-        fail(w, rc);
-        return;
-    }
-    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    const struct bulki_type_info *ti = bulki_ti(v->type);
     put_varint(w, size);
     put_byte(w, (uint8_t)(v->type | (v->cls << 5)));
     put_varint(w, v->count);
@@ -206,10 +211,42 @@ static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
     }
 }
 
+static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
+{
+    uint64_t size;
+    int rc = value_notional(&size, v, depth);
+    if (rc != 0) {
+        fail(w, rc);
+        return;
+    }
+    emit_sized(w, v, size, depth);
+}
+
+/* Pairs whose notional sizes emit_doc keeps on the stack, so that each
+ * value is checked and measured once (larger documents measure twice). */
+#define SIZES_ON_STACK 32
+
 static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth)
 {
-    uint64_t h, dt;
-    int rc = doc_sums(&h, &dt, d, depth);
+    uint64_t h = 0, dt = 0, ks[SIZES_ON_STACK], vs[SIZES_ON_STACK];
+    int rc;
+    if (d->npairs <= SIZES_ON_STACK) {
+        if (depth > BULKI_MAX_DEPTH)
+            rc = BULKI_E_DEPTH;
+        else if (d->npairs > 0 && d->pairs == NULL)
+            rc = BULKI_E_INVAL;
+        else
+            rc = 0;
+        for (size_t i = 0; i < d->npairs && rc == 0; i++) {
+            if ((rc = value_notional(&ks[i], &d->pairs[i].key, depth)) != 0 ||
+                (rc = value_notional(&vs[i], &d->pairs[i].value, depth)) != 0)
+                break;
+            if (bulki_add(&h, h, ks[i]) != 0 || bulki_add(&dt, dt, vs[i]) != 0)
+                rc = BULKI_E_COUNT;
+        }
+    } else {
+        rc = doc_sums(&h, &dt, d, depth);
+    }
     if (rc != 0) {
         fail(w, rc);
         return;
@@ -218,11 +255,20 @@ static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth)
     put_varint(w, d->npairs);
     put_varint(w, h);
     put_varint(w, dt);
-    for (size_t i = 0; i < d->npairs && w->err == 0; i++)
-        emit_value(w, &d->pairs[i].key, depth);
+    int known = d->npairs <= SIZES_ON_STACK;
+    for (size_t i = 0; i < d->npairs && w->err == 0; i++) {
+        if (known)
+            emit_sized(w, &d->pairs[i].key, ks[i], depth);
+        else
+            emit_value(w, &d->pairs[i].key, depth);
+    }
     put_varint(w, w->pos);
-    for (size_t i = 0; i < d->npairs && w->err == 0; i++)
-        emit_value(w, &d->pairs[i].value, depth);
+    for (size_t i = 0; i < d->npairs && w->err == 0; i++) {
+        if (known)
+            emit_sized(w, &d->pairs[i].value, vs[i], depth);
+        else
+            emit_value(w, &d->pairs[i].value, depth);
+    }
     put_varint(w, w->pos);
 }
 
