@@ -71,6 +71,29 @@ static inline int bulki_varint_get(uint64_t *v, const uint8_t *p, size_t avail)
     return -1;
 }
 
+/* 1 if s[0..n) holds a NUL: eight bytes at a time (the classic
+ * has-zero-byte test), the last chunk overlapping; only s[0..n) is read. */
+static inline int bulki_has_nul(const uint8_t *s, size_t n)
+{
+    const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
+    uint64_t w;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (s[i] == 0)
+                return 1;
+        return 0;
+    }
+    if (n > 64)
+        return memchr(s, 0, n) != NULL;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&w, s + i, 8);
+        if ((w - lo) & ~w & hi)
+            return 1;
+    }
+    memcpy(&w, s + n - 8, 8);
+    return ((w - lo) & ~w & hi) != 0;
+}
+
 static inline int bulki_host_is_le(void)
 {
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)

@@ -51,78 +51,78 @@ static inline int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
     return get_varint_slow(c, pos, v);
 }
 
-/* 1 if s[0..n) holds a NUL: eight bytes at a time (the classic
- * has-zero-byte test), the last chunk overlapping; only s[0..n) is read. */
-static inline int has_nul(const uint8_t *s, size_t n)
-{
-    const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
-    uint64_t w;
-    if (n < 8) {
-        for (size_t i = 0; i < n; i++)
-            if (s[i] == 0)
-                return 1;
-        return 0;
-    }
-    if (n > 64)
-        return memchr(s, 0, n) != NULL;
-    for (size_t i = 0; i + 8 < n; i += 8) {
-        memcpy(&w, s + i, 8);
-        if ((w - lo) & ~w & hi)
-            return 1;
-    }
-    memcpy(&w, s + n - 8, 8);
-    return ((w - lo) & ~w & hi) != 0;
-}
-
 __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos, int depth,
                                                      bulki_ent *out);
 
 /*
- * Parse the entity at `pos`; fill *out; its end is out->end.
- * Fast path: the entities of a typical record are base types whose size
- * and count fit one varint byte; they are checked here without the general
- * code's bookkeeping, exactly as parse_value_slow would (anything it would
- * reject, or anything else, goes to parse_value_slow, which also says what
- * is wrong and where).
+ * The fast path: the entities of a typical record are base types whose
+ * size and count fit one varint byte. fast_ent() checks such an entity
+ * exactly as parse_value_slow() would and returns 1 with what it found;
+ * anything it would reject, or anything else, returns 0 and goes to
+ * parse_value_slow(), which also says what is wrong and where.
  */
-__attribute__((always_inline)) static inline int parse_value(struct rctx *c, size_t pos, int depth,
-                                                            bulki_ent *out)
+struct fast_ent {
+    size_t end;         /* one past the entity */
+    size_t payload_len; /* a string's without its NUL */
+    uint8_t size;       /* notional size, < 128 */
+    uint8_t count;      /* < 128 */
+    uint8_t type;
+    uint8_t cls;
+};
+
+__attribute__((always_inline)) static inline int fast_ent(const struct rctx *c, size_t pos,
+                                                         struct fast_ent *f)
 {
     const uint8_t *b = c->base;
-    if (c->len - pos < 3 || pos > c->len)
-        return parse_value_slow(c, pos, depth, out);
+    if (pos > c->len || c->len - pos < 3)
+        return 0;
     uint8_t size = b[pos], tc = b[pos + 1], count = b[pos + 2];
     const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
     if (((size | count) & 0x80) || (tc & 0xC0) || ti == NULL || size < BULKI_ENT_HDR ||
         ti->kind == BULKI_KIND_NESTED)
-        return parse_value_slow(c, pos, depth, out);
+        return 0;
     size_t p = pos + 3, plen = (size_t)size - BULKI_ENT_HDR;
     uint8_t cls = (tc >> 5) & 1;
     if (plen > c->len - p || (cls == BULKI_ITEM && count != 1))
-        return parse_value_slow(c, pos, depth, out);
-    size_t payload_len = plen;
+        return 0;
+    f->payload_len = plen;
     if (ti->kind == BULKI_KIND_STRING) {
-        if (cls == BULKI_ARRAY || plen == 0 || b[p + plen - 1] != 0 || has_nul(b + p, plen - 1))
-            return parse_value_slow(c, pos, depth, out);
-        payload_len = plen - 1;
+        if (cls == BULKI_ARRAY || plen == 0 || b[p + plen - 1] != 0 || bulki_has_nul(b + p, plen - 1))
+            return 0;
+        f->payload_len = plen - 1;
     } else {
         if ((size_t)count * ti->width != plen)
-            return parse_value_slow(c, pos, depth, out);
+            return 0;
         if (ti->kind == BULKI_KIND_BOOL)
             for (size_t i = 0; i < plen; i++)
                 if (b[p + i] > 1)
-                    return parse_value_slow(c, pos, depth, out);
+                    return 0;
     }
-    out->base = b;
+    f->end = p + plen;
+    f->size = size;
+    f->count = count;
+    f->type = ti->code;
+    f->cls = cls;
+    return 1;
+}
+
+/* Parse the entity at `pos`; fill *out; its end is out->end. */
+__attribute__((always_inline)) static inline int parse_value(struct rctx *c, size_t pos, int depth,
+                                                            bulki_ent *out)
+{
+    struct fast_ent f;
+    if (!fast_ent(c, pos, &f))
+        return parse_value_slow(c, pos, depth, out);
+    out->base = c->base;
     out->base_len = c->len;
     out->offset = pos;
-    out->end = p + plen;
-    out->payload = b + p;
-    out->payload_len = payload_len;
-    out->count = count;
-    out->size = size;
-    out->type = ti->code;
-    out->cls = cls;
+    out->end = f.end;
+    out->payload = c->base + pos + 3;
+    out->payload_len = f.payload_len;
+    out->count = f.count;
+    out->size = f.size;
+    out->type = f.type;
+    out->cls = f.cls;
     out->depth = (uint8_t)depth;
     return 0;
 }
@@ -178,7 +178,7 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
             if (plen > left)
                 return fail_at(c, pos, BULKI_E_TRUNCATED);
             const uint8_t *s = c->base + pos;
-            if (s[plen - 1] != 0 || has_nul(s, (size_t)plen - 1)) {
+            if (s[plen - 1] != 0 || bulki_has_nul(s, (size_t)plen - 1)) {
                 const uint8_t *nul = memchr(s, 0, (size_t)plen);
                 return fail_at(c, nul ? (size_t)(nul - c->base) : pos + (size_t)plen - 1,
                                BULKI_E_STRING);
@@ -276,15 +276,30 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
 
     uint64_t hsum = 0, dsum = 0;
     for (uint64_t i = 0; i < nkeys; i++) {
-        bulki_ent e;
-        if ((rc = parse_value(c, pos, depth, &e)) != 0)
-            return rc;
-        if (bulki_add(&hsum, hsum, e.size) != 0)
+        /* keys: only their size, end, and (indexed) bytes are kept */
+        struct fast_ent f;
+        const char *key;
+        size_t key_len;
+        uint64_t ksize;
+        if (fast_ent(c, pos, &f)) {
+            ksize = f.size;
+            key = f.type == BULKI_T_STRING ? (const char *)c->base + pos + 3 : NULL;
+            key_len = f.payload_len;
+            pos = f.end;
+        } else {
+            bulki_ent e;
+            if ((rc = parse_value_slow(c, pos, depth, &e)) != 0)
+                return rc;
+            ksize = e.size;
+            key = e.type == BULKI_T_STRING ? (const char *)e.payload : NULL;
+            key_len = e.payload_len;
+            pos = e.end;
+        }
+        if (bulki_add(&hsum, hsum, ksize) != 0)
             return fail_at(c, header_off, BULKI_E_SIZE);
-        pos = e.end;
         if (i < cap) {
-            fields[i].key = e.type == BULKI_T_STRING ? (const char *)e.payload : NULL;
-            fields[i].key_len = e.payload_len;
+            fields[i].key = key;
+            fields[i].key_len = key_len;
         }
     }
     size_t off1 = pos;

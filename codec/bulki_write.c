@@ -38,7 +38,7 @@ static int value_notional(uint64_t *out, const bulki_value *v, int depth)
             return BULKI_E_STRING_ARRAY;
         if (v->len > 0 && v->u.data == NULL)
             return BULKI_E_INVAL;
-        if (v->len > 0 && memchr(v->u.data, 0, v->len) != NULL)
+        if (v->len > 0 && bulki_has_nul(v->u.data, v->len))
             return BULKI_E_STRING;
         if (bulki_add(&sum, sum, (uint64_t)v->len + 1) != 0)
             return BULKI_E_COUNT;
@@ -177,6 +177,32 @@ static void emit_value(bulki_writer *w, const bulki_value *v, int depth);
 static void emit_sized(bulki_writer *w, const bulki_value *v, uint64_t size, int depth)
 {
     const struct bulki_type_info *ti = bulki_ti(v->type);
+    /* Fast path, a base type or string that fits: one capacity check for
+     * the whole entity (header at most 2 varints + 1 byte). */
+    if (ti->kind != BULKI_KIND_NESTED && w->err == 0 && w->buf != NULL &&
+        (bulki_host_is_le() || ti->width <= 1)) {
+        size_t plen = ti->kind == BULKI_KIND_STRING ? v->len + 1 : (size_t)v->count * ti->width;
+        size_t room = w->cap - w->pos;
+        if (room >= 2 * BULKI_VARINT_MAX + 1 && plen <= room - (2 * BULKI_VARINT_MAX + 1)) {
+            uint8_t *p = w->buf + w->pos;
+            p += bulki_varint_put(p, size);
+            *p++ = (uint8_t)(v->type | (v->cls << 5));
+            p += bulki_varint_put(p, v->count);
+            if (ti->kind == BULKI_KIND_STRING) {
+                if (v->len > 0)
+                    memcpy(p, v->u.data, v->len);
+                p[v->len] = 0;
+            } else if (plen == 8) {
+                memcpy(p, v->u.data, 8);
+            } else if (plen == 4) {
+                memcpy(p, v->u.data, 4);
+            } else if (plen > 0) {
+                memcpy(p, v->u.data, plen);
+            }
+            w->pos = (size_t)(p + plen - w->buf);
+            return;
+        }
+    }
     put_varint(w, size);
     put_byte(w, (uint8_t)(v->type | (v->cls << 5)));
     put_varint(w, v->count);
