@@ -4,7 +4,8 @@
 # pdc-ckpt's records with PDC's deserializer (tests/pdc_serde). The sources
 # are extracted into the build directory at configure time; the repository
 # never contains PDC code. Without PDC_CKPT_PDC_SOURCES nothing is built and
-# PDC_CKPT_HAVE_PDC_SERDE is OFF (the tests then report SKIPPED).
+# PDC_CKPT_HAVE_PDC_SERDE is OFF (the tests then report SKIPPED). Included
+# by every directory that needs it, guarded by `if(NOT TARGET pdc_serde)`.
 set(PDC_CKPT_HAVE_PDC_SERDE OFF)
 set(_pdc_tarball "${PDC_CKPT_PDC_SOURCES}/pdc-2e5de75a.tar.gz")
 if(PDC_CKPT_PDC_SOURCES AND NOT EXISTS "${_pdc_tarball}")
@@ -29,5 +30,9 @@ if(PDC_CKPT_PDC_SOURCES AND EXISTS "${_pdc_tarball}")
   target_include_directories(pdc_serde SYSTEM PUBLIC ${_pdc_serde}/include
                              ${_pdc_root}/src/commons/generic/include)
   target_compile_options(pdc_serde PRIVATE -w)
+  # Our helpers around it (a quiet free), shared by the benchmark and tests.
+  add_library(pdc_serde_util STATIC ${CMAKE_CURRENT_LIST_DIR}/pdc_serde_util.c)
+  target_include_directories(pdc_serde_util PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+  target_link_libraries(pdc_serde_util PUBLIC pdc_serde)
   set(PDC_CKPT_HAVE_PDC_SERDE ON)
 endif()

@@ -33,7 +33,7 @@
  * over the RUNS runs and the ratio of the medians (PDC / pdc-ckpt).
  *
  * Freeing PDC's structures: BULKI_free prints a line per entity, so the
- * benchmark frees them itself (the same free() calls, no printing). PDC's
+ * benchmark frees them with pdcs_free (the same free() calls, no printing). PDC's
  * BULKI_deserialize leaks one malloc'd BULKI_Entity per key and per value
  * (it copies each into its array and drops the pointer): about 1 KB per
  * record decoded, so keep RECORDS x RUNS moderate (the defaults leak about
@@ -53,7 +53,7 @@
 #include <unistd.h>
 
 #include "bulki.h"        /* pdc-ckpt's codec */
-#include "bulki_serde.h"  /* PDC's: BULKI, BULKI_Entity, BULKI_serialize, ... */
+#include "pdc_serde_util.h" /* PDC's BULKI_serialize, ...; pdcs_free */
 
 #define PROG "pdc-serde-bench"
 #define NFIELDS 10
@@ -254,22 +254,6 @@ static void pdc_put(BULKI *b, BULKI_Entity *k, BULKI_Entity *v)
     free(v);
 }
 
-/* BULKI_free without its printing: records here hold base types only. */
-static void pdc_free(BULKI *b)
-{
-    if (b == NULL)
-        return;
-    for (uint64_t i = 0; i < b->numKeys; i++) {
-        free(b->header->keys[i].data);
-        free(b->data->values[i].data);
-    }
-    free(b->header->keys);
-    free(b->header);
-    free(b->data->values);
-    free(b->data);
-    free(b);
-}
-
 static void *pdc_encode(size_t *len, struct record *r)
 {
     BULKI *b = BULKI_init(NFIELDS);
@@ -294,7 +278,7 @@ static void *pdc_encode(size_t *len, struct record *r)
     pdc_put(b, BULKI_ENTITY("create_time", 1, PDC_STRING, PDC_CLS_ITEM),
             BULKI_ENTITY(&r->create_time, 1, PDC_INT64, PDC_CLS_ITEM));
     void *buf = BULKI_serialize(b, len);
-    pdc_free(b);
+    pdcs_free(b);
     return buf;
 }
 
@@ -349,7 +333,7 @@ static int pdc_by_key(struct record *out, void *buf, BULKI_Entity **keys)
         BULKI_Entity *e = BULKI_get(b, keys[f]);
         rc = e ? pdc_field(out, (enum field)f, e) : -1;
     }
-    pdc_free(b);
+    pdcs_free(b);
     return rc;
 }
 
@@ -368,7 +352,7 @@ static int pdc_one_pass(struct record *out, void *buf)
             seen |= 1 << f;
         }
     }
-    pdc_free(b);
+    pdcs_free(b);
     return rc == 0 && seen == (1 << NFIELDS) - 1 ? 0 : -1;
 }
 
