@@ -278,7 +278,8 @@ typedef struct bulki_index {
  * same errors and offsets) and index its first `cap` top-level pairs into
  * fields[0..cap). A map with more pairs than cap is not an error: the pairs
  * beyond are found by walking (as bulki_map_get). cap may be 0 (fields may
- * then be NULL).
+ * then be NULL). On failure the index is left empty (every lookup:
+ * BULKI_E_NOTFOUND).
  */
 int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
                        size_t len, size_t *err_off);

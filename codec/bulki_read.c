@@ -363,8 +363,10 @@ int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const 
     out->fields = fields;
     out->n = 0;
     out->next = 0;
-    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off)) != 0)
+    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off)) != 0) {
+        memset(&out->map, 0, sizeof out->map); /* an empty index: lookups find nothing */
         return rc;
+    }
     out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
     return 0;
 }
