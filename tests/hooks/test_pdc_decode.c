@@ -191,7 +191,7 @@ static struct ckpt_obj sample_obj(uint32_t ndim)
     o.create_time = 1700000000123ll;
     o.last_modified_time = 1700000009999ll;
     o.ndim = ndim;
-    for (uint32_t i = 0; i < ndim; i++)
+    for (uint32_t i = 0; i < ndim && i < CKPT_MAX_DIM; i++)
         o.dims[i] = 1000u * (i + 1) + i;
     return o;
 }
@@ -281,7 +281,7 @@ static struct ckpt_region sample_region(uint32_t ndim, int with_hist)
     memset(&g, 0, sizeof g);
     g.obj_id = 1000000042ull;
     g.ndim = ndim;
-    for (uint32_t i = 0; i < ndim; i++) {
+    for (uint32_t i = 0; i < ndim && i < CKPT_MAX_DIM; i++) {
         g.start[i] = 10u * i + 3;
         g.count[i] = 100u + i;
     }
