@@ -70,11 +70,10 @@ struct fast_ent {
     uint8_t cls;
 };
 
-__attribute__((always_inline)) static inline int fast_ent(const struct rctx *c, size_t pos,
+__attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size_t len, size_t pos,
                                                          struct fast_ent *f)
 {
-    const uint8_t *b = c->base;
-    if (pos > c->len || c->len - pos < 3)
+    if (pos > len || len - pos < 3)
         return 0;
     uint8_t size = b[pos], tc = b[pos + 1], count = b[pos + 2];
     const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
@@ -83,7 +82,7 @@ __attribute__((always_inline)) static inline int fast_ent(const struct rctx *c, 
         return 0;
     size_t p = pos + 3, plen = (size_t)size - BULKI_ENT_HDR;
     uint8_t cls = (tc >> 5) & 1;
-    if (plen > c->len - p || (cls == BULKI_ITEM && count != 1))
+    if (plen > len - p || (cls == BULKI_ITEM && count != 1))
         return 0;
     f->payload_len = plen;
     if (ti->kind == BULKI_KIND_STRING) {
@@ -110,14 +109,17 @@ __attribute__((always_inline)) static inline int fast_ent(const struct rctx *c, 
 __attribute__((always_inline)) static inline int parse_value(struct rctx *c, size_t pos, int depth,
                                                             bulki_ent *out)
 {
+    /* locals, not c->: the byte-sized stores into *out may alias *c */
+    const uint8_t *b = c->base;
+    size_t len = c->len;
     struct fast_ent f;
-    if (!fast_ent(c, pos, &f))
+    if (!fast_ent(b, len, pos, &f))
         return parse_value_slow(c, pos, depth, out);
-    out->base = c->base;
-    out->base_len = c->len;
+    out->base = b;
+    out->base_len = len;
     out->offset = pos;
     out->end = f.end;
-    out->payload = c->base + pos + 3;
+    out->payload = b + pos + 3;
     out->payload_len = f.payload_len;
     out->count = f.count;
     out->size = f.size;
@@ -240,6 +242,65 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
     return 0;
 }
 
+/*
+ * The keys, then the values, of a map whose entities all take the fast
+ * path, in tight loops of their own (few live variables, so no spills):
+ * return the position after the n entities and add their sizes to *sum,
+ * or return 0 as soon as one entity needs the general parser; parse_doc
+ * then runs its general loop over all of them from the start (which also
+ * finds and reports any error). Sizes here are below 128 and n is at most
+ * len / 3, so the sums cannot overflow.
+ */
+__attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
+                                                  uint64_t n, bulki_field *fields, size_t cap,
+                                                  uint64_t *sum)
+{
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        struct fast_ent f;
+        if (!fast_ent(b, len, pos, &f))
+            return 0;
+        if (i < cap) {
+            fields[i].key = f.type == BULKI_T_STRING ? (const char *)b + pos + 3 : NULL;
+            fields[i].key_len = f.payload_len;
+        }
+        s += f.size;
+        pos = f.end;
+    }
+    *sum = s;
+    return pos;
+}
+
+__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    uint64_t n, int depth, bulki_field *fields,
+                                                    size_t cap, uint64_t *sum)
+{
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        struct fast_ent f;
+        if (!fast_ent(b, len, pos, &f))
+            return 0;
+        if (i < cap) {
+            bulki_ent *e = &fields[i].value;
+            e->base = b;
+            e->base_len = len;
+            e->offset = pos;
+            e->end = f.end;
+            e->payload = b + pos + 3;
+            e->payload_len = f.payload_len;
+            e->count = f.count;
+            e->size = f.size;
+            e->type = f.type;
+            e->cls = f.cls;
+            e->depth = (uint8_t)depth;
+        }
+        s += f.size;
+        pos = f.end;
+    }
+    *sum = s;
+    return pos;
+}
+
 /* Parse the BULKI at `pos`; fill *out; with fields, also index its first
  * cap pairs there. */
 static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
@@ -275,13 +336,14 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
     out->keys_off = pos;
 
     uint64_t hsum = 0, dsum = 0;
-    for (uint64_t i = 0; i < nkeys; i++) {
+    size_t fast_end = keys_fast(c->base, c->len, pos, nkeys, fields, cap, &hsum);
+    for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
         /* keys: only their size, end, and (indexed) bytes are kept */
         struct fast_ent f;
         const char *key;
         size_t key_len;
         uint64_t ksize;
-        if (fast_ent(c, pos, &f)) {
+        if (fast_ent(c->base, c->len, pos, &f)) {
             ksize = f.size;
             key = f.type == BULKI_T_STRING ? (const char *)c->base + pos + 3 : NULL;
             key_len = f.payload_len;
@@ -302,13 +364,18 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
             fields[i].key_len = key_len;
         }
     }
+    if (fast_end != 0)
+        pos = fast_end;
     size_t off1 = pos;
     if ((rc = get_varint(c, &pos, &off)) != 0)
         return rc;
     if (off != off1)
         return fail_at(c, off1, BULKI_E_OFFSET);
     out->values_off = pos;
-    for (uint64_t i = 0; i < nkeys; i++) {
+    fast_end = values_fast(c->base, c->len, pos, nkeys, depth, fields, cap, &dsum);
+    if (fast_end != 0)
+        pos = fast_end;
+    for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
         bulki_ent tmp, *e = i < cap ? &fields[i].value : &tmp;
         if ((rc = parse_value(c, pos, depth, e)) != 0)
             return rc;
@@ -504,6 +571,12 @@ int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t 
         return BULKI_E_INVAL;
     size_t n = ix->n, i = ix->next < n ? ix->next : 0;
     const bulki_field *f = ix->fields;
+    /* fields asked for in record order: the pair after the previous hit */
+    if (i < n && f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
+        *value = f[i].value;
+        ix->next = i + 1;
+        return 0;
+    }
     /* from the previous hit to the end, then from the start to it */
     for (size_t left = n; left > 0; left--) {
         if (f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
@@ -650,12 +723,33 @@ int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i)
 
 int bulki_ent_i64(int64_t *out, const bulki_ent *e)
 {
-    return e->cls == BULKI_ITEM ? bulki_ent_elem_i64(out, e, 0) : BULKI_E_MISMATCH;
+    if (e->cls != BULKI_ITEM)
+        return BULKI_E_MISMATCH;
+    /* the common cases, straight from the bytes */
+    if (bulki_host_is_le() && e->count == 1) {
+        if (e->type == BULKI_T_INT64 && e->payload_len == 8) {
+            memcpy(out, e->payload, 8);
+            return 0;
+        }
+        if ((e->type == BULKI_T_INT32 || e->type == BULKI_T_INT) && e->payload_len == 4) {
+            int32_t v;
+            memcpy(&v, e->payload, 4);
+            *out = v;
+            return 0;
+        }
+    }
+    return bulki_ent_elem_i64(out, e, 0);
 }
 
 int bulki_ent_u64(uint64_t *out, const bulki_ent *e)
 {
-    return e->cls == BULKI_ITEM ? bulki_ent_elem_u64(out, e, 0) : BULKI_E_MISMATCH;
+    if (e->cls != BULKI_ITEM)
+        return BULKI_E_MISMATCH;
+    if (bulki_host_is_le() && e->count == 1 && e->type == BULKI_T_UINT64 && e->payload_len == 8) {
+        memcpy(out, e->payload, 8);
+        return 0;
+    }
+    return bulki_ent_elem_u64(out, e, 0);
 }
 
 int bulki_ent_f64(double *out, const bulki_ent *e)

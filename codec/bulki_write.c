@@ -19,8 +19,34 @@
 
 static int doc_notional(uint64_t *out, const bulki_doc *d, int depth);
 
-/* Check a value's description and compute its notional size. */
-static int value_notional(uint64_t *out, const bulki_value *v, int depth)
+static int value_notional_slow(uint64_t *out, const bulki_value *v, int depth);
+
+/* Check a value's description and compute its notional size. Fast path:
+ * string items and numeric items and arrays, checked exactly as
+ * value_notional_slow() checks them (anything else goes there). */
+__attribute__((always_inline)) static inline int value_notional(uint64_t *out,
+                                                               const bulki_value *v, int depth)
+{
+    const struct bulki_type_info *ti = bulki_ti(v->type);
+    if (ti != NULL && v->cls == BULKI_ITEM && v->count == 1 && ti->kind == BULKI_KIND_STRING &&
+        (v->len == 0 || v->u.data != NULL) && v->len <= UINT64_MAX - BULKI_ENT_HDR - 1 &&
+        !(v->len > 0 && bulki_has_nul(v->u.data, v->len))) {
+        *out = BULKI_ENT_HDR + (uint64_t)v->len + 1;
+        return 0;
+    }
+    if (ti != NULL && ti->width > 0 && ti->kind != BULKI_KIND_BOOL &&
+        (v->cls == BULKI_ARRAY || (v->cls == BULKI_ITEM && v->count == 1)) &&
+        (v->count == 0 || v->u.data != NULL) &&
+        v->count <= (UINT64_MAX - BULKI_ENT_HDR) / 8) {
+        *out = BULKI_ENT_HDR + v->count * ti->width;
+        return 0;
+    }
+    return value_notional_slow(out, v, depth);
+}
+
+/* The general check: every description, every error. */
+__attribute__((noinline)) static int value_notional_slow(uint64_t *out, const bulki_value *v,
+                                                         int depth)
 {
     const struct bulki_type_info *ti = bulki_ti(v->type);
     uint64_t sum = BULKI_ENT_HDR, s;
@@ -172,9 +198,12 @@ static void put_byte(bulki_writer *w, uint8_t b)
 static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth);
 static void emit_value(bulki_writer *w, const bulki_value *v, int depth);
 
+static void emit_sized_slow(bulki_writer *w, const bulki_value *v, uint64_t size, int depth);
+
 /* Write a value whose description value_notional() has checked and
  * measured (`size`). */
-static void emit_sized(bulki_writer *w, const bulki_value *v, uint64_t size, int depth)
+__attribute__((always_inline)) static inline void emit_sized(bulki_writer *w, const bulki_value *v,
+                                                            uint64_t size, int depth)
 {
     const struct bulki_type_info *ti = bulki_ti(v->type);
     /* Fast path, a base type or string that fits: one capacity check for
@@ -203,6 +232,15 @@ static void emit_sized(bulki_writer *w, const bulki_value *v, uint64_t size, int
             return;
         }
     }
+    emit_sized_slow(w, v, size, depth);
+}
+
+/* Everything else: nested values, big-endian hosts, counting mode, a
+ * buffer that may be too small (each write checked, the error latched). */
+__attribute__((noinline)) static void emit_sized_slow(bulki_writer *w, const bulki_value *v,
+                                                      uint64_t size, int depth)
+{
+    const struct bulki_type_info *ti = bulki_ti(v->type);
     put_varint(w, size);
     put_byte(w, (uint8_t)(v->type | (v->cls << 5)));
     put_varint(w, v->count);

