@@ -78,6 +78,13 @@ static inline int bulki_has_nul(const uint8_t *s, size_t n)
     const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
     uint64_t w;
     if (n < 8) {
+        if (n >= 4) { /* two overlapping 4-byte words */
+            uint32_t a, b;
+            const uint32_t lo4 = 0x01010101u, hi4 = 0x80808080u;
+            memcpy(&a, s, 4);
+            memcpy(&b, s + n - 4, 4);
+            return (((a - lo4) & ~a) | ((b - lo4) & ~b)) & hi4 ? 1 : 0;
+        }
         for (size_t i = 0; i < n; i++)
             if (s[i] == 0)
                 return 1;

@@ -48,6 +48,12 @@ static inline int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
         *pos = p + 1;
         return 0;
     }
+    /* two bytes: record sizes of 128 bytes to 16 KiB */
+    if (p < c->len && c->len - p >= 2 && c->base[p + 1] < 0x80) {
+        *v = (uint64_t)(c->base[p] & 0x7f) | (uint64_t)c->base[p + 1] << 7;
+        *pos = p + 2;
+        return 0;
+    }
     return get_varint_slow(c, pos, v);
 }
 
@@ -565,6 +571,8 @@ static inline int key_eq(const void *a, const void *b, size_t n)
     return 1;
 }
 
+static int index_search(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len);
+
 int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
 {
     if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
@@ -577,6 +585,15 @@ int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t 
         ix->next = i + 1;
         return 0;
     }
+    return index_search(value, ix, key, key_len);
+}
+
+/* Any other order, and pairs beyond the index. */
+__attribute__((noinline)) static int index_search(bulki_ent *value, bulki_index *ix,
+                                                  const char *key, size_t key_len)
+{
+    size_t n = ix->n, i = ix->next < n ? ix->next : 0;
+    const bulki_field *f = ix->fields;
     /* from the previous hit to the end, then from the start to it */
     for (size_t left = n; left > 0; left--) {
         if (f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
