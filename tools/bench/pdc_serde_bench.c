@@ -17,7 +17,8 @@
  *              PDC: BULKI_deserialize, BULKI_get per field (key entities
  *              built once, outside the timing), free. pdc-ckpt:
  *              bulki_decode_index (validates the whole record once) and
- *              bulki_index_get per field.
+ *              bulki_index_getn per field (key lengths known, as PDC's
+ *              key entities know theirs).
  *   one pass   decode, then read the fields in one walk over the pairs.
  *              PDC: BULKI_deserialize and its keys[i]/values[i] arrays.
  *              pdc-ckpt: bulki_decode_index and its fields[i] array.
@@ -78,6 +79,8 @@ enum field { F_OBJ_ID, F_OBJ_NAME, F_CONT_ID, F_USER_ID, F_APP_NAME, F_TIME_STEP
 static const char *const field_name[NFIELDS] = {
     "obj_id", "obj_name", "cont_id", "user_id", "app_name",
     "time_step", "data_type", "ndim", "dims", "create_time"};
+/* Their lengths, known up front as PDC's prebuilt key entities know theirs. */
+static const size_t field_len[NFIELDS] = {6, 8, 7, 7, 8, 9, 9, 4, 4, 11};
 
 /* ==================================================================== */
 /* pdc-ckpt                                                              */
@@ -175,7 +178,7 @@ static int ck_by_key(struct record *out, const uint8_t *buf, size_t len)
     if ((rc = bulki_decode_index(&ix, fields, NFIELDS, buf, len, NULL)) != 0)
         return rc;
     for (int f = 0; f < NFIELDS; f++)
-        if ((rc = bulki_index_get(&e, &ix, field_name[f])) != 0 ||
+        if ((rc = bulki_index_getn(&e, &ix, field_name[f], field_len[f])) != 0 ||
             (rc = ck_field(out, (enum field)f, &e)) != 0)
             return rc;
     return 0;
@@ -630,6 +633,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, PROG ": out of memory\n");
                 goto done;
             }
+    for (int f = 0; f < NFIELDS; f++)
+        if (strlen(field_name[f]) != field_len[f]) {
+            fprintf(stderr, PROG ": field_len[%d] is wrong\n", f);
+            goto done;
+        }
     b.base_id = b.rec.obj_id;
     if (check_same(&b) != 0)
         goto done;
