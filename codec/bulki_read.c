@@ -111,6 +111,24 @@ __attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size
     return 1;
 }
 
+/* The view of a fast-path entity at pos. */
+__attribute__((always_inline)) static inline void fast_view(bulki_ent *out, const uint8_t *b,
+                                                           size_t len, size_t pos, int depth,
+                                                           const struct fast_ent *f)
+{
+    out->base = b;
+    out->base_len = len;
+    out->offset = pos;
+    out->end = f->end;
+    out->payload = b + pos + 3;
+    out->payload_len = f->payload_len;
+    out->count = f->count;
+    out->size = f->size;
+    out->type = f->type;
+    out->cls = f->cls;
+    out->depth = (uint8_t)depth;
+}
+
 /* Parse the entity at `pos`; fill *out; its end is out->end. */
 __attribute__((always_inline)) static inline int parse_value(struct rctx *c, size_t pos, int depth,
                                                             bulki_ent *out)
@@ -121,17 +139,7 @@ __attribute__((always_inline)) static inline int parse_value(struct rctx *c, siz
     struct fast_ent f;
     if (!fast_ent(b, len, pos, &f))
         return parse_value_slow(c, pos, depth, out);
-    out->base = b;
-    out->base_len = len;
-    out->offset = pos;
-    out->end = f.end;
-    out->payload = b + pos + 3;
-    out->payload_len = f.payload_len;
-    out->count = f.count;
-    out->size = f.size;
-    out->type = f.type;
-    out->cls = f.cls;
-    out->depth = (uint8_t)depth;
+    fast_view(out, b, len, pos, depth, &f);
     return 0;
 }
 
@@ -286,20 +294,8 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
         struct fast_ent f;
         if (!fast_ent(b, len, pos, &f))
             return 0;
-        if (i < cap) {
-            bulki_ent *e = &fields[i].value;
-            e->base = b;
-            e->base_len = len;
-            e->offset = pos;
-            e->end = f.end;
-            e->payload = b + pos + 3;
-            e->payload_len = f.payload_len;
-            e->count = f.count;
-            e->size = f.size;
-            e->type = f.type;
-            e->cls = f.cls;
-            e->depth = (uint8_t)depth;
-        }
+        if (i < cap)
+            fast_view(&fields[i].value, b, len, pos, depth, &f);
         s += f.size;
         pos = f.end;
     }

@@ -51,6 +51,34 @@ static uint8_t *encode_record(size_t *len)
     return buf;
 }
 
+/* Fixture: the record, encoded, and an index over it (10 fields). */
+struct fix {
+    uint8_t *rec;
+    size_t len;
+    bulki_field fields[10];
+    bulki_index ix;
+};
+
+static int fix_setup(void **state)
+{
+    struct fix *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return -1;
+    f->rec = encode_record(&f->len);
+    if (bulki_decode_index(&f->ix, f->fields, 10, f->rec, f->len, NULL) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int fix_teardown(void **state)
+{
+    struct fix *f = *state;
+    free(f->rec);
+    free(f);
+    return 0;
+}
+
 static int same_view(const bulki_ent *a, const bulki_ent *b)
 {
     return a->base == b->base && a->base_len == b->base_len && a->offset == b->offset &&
@@ -168,13 +196,9 @@ static void check_value(const bulki_ent *e, int i)
 
 static void lookups_in_any_order(void **state)
 {
-    (void)state;
-    size_t len;
-    uint8_t *rec = encode_record(&len);
-    bulki_field fields[10];
-    bulki_index ix;
+    struct fix *fx = *state;
+    bulki_index ix = fx->ix;
     bulki_ent e;
-    assert_bulki_rc(bulki_decode_index(&ix, fields, 10, rec, len, NULL), BULKI_OK);
     assert_int_equal(ix.n, 10);
     /* in order: each lookup starts at the pair after the previous hit */
     for (int i = 0; i < 10; i++) {
@@ -202,14 +226,13 @@ static void lookups_in_any_order(void **state)
     static const char *const missing[] = {"obj", "obj_idx", "OBJ_ID", "", "dims ", "ndi"};
     for (size_t i = 0; i < NELEM(missing); i++)
         assert_bulki_rc(bulki_index_get(&e, &ix, missing[i]), BULKI_E_NOTFOUND);
-    free(rec);
 }
 
 static void index_smaller_than_map(void **state)
 {
-    (void)state;
-    size_t len;
-    uint8_t *rec = encode_record(&len);
+    struct fix *fx = *state;
+    const uint8_t *rec = fx->rec;
+    size_t len = fx->len;
     bulki_field fields[3];
     bulki_index ix;
     bulki_ent e;
@@ -223,7 +246,6 @@ static void index_smaller_than_map(void **state)
         }
         assert_bulki_rc(bulki_index_get(&e, &ix, "nope"), BULKI_E_NOTFOUND);
     }
-    free(rec);
 }
 
 static void non_string_and_duplicate_keys(void **state)
@@ -263,9 +285,9 @@ static void non_string_and_duplicate_keys(void **state)
 
 static void bad_arguments(void **state)
 {
-    (void)state;
-    size_t len;
-    uint8_t *rec = encode_record(&len);
+    struct fix *fx = *state;
+    const uint8_t *rec = fx->rec;
+    size_t len = fx->len;
     bulki_field fields[10];
     bulki_index ix;
     bulki_ent e;
@@ -281,7 +303,6 @@ static void bad_arguments(void **state)
     assert_bulki_rc(bulki_index_get(&e, NULL, "obj_id"), BULKI_E_INVAL);
     assert_bulki_rc(bulki_index_getn(&e, &ix, NULL, 3), BULKI_E_INVAL);
     assert_bulki_rc(bulki_index_getn(&e, &ix, NULL, 0), BULKI_E_NOTFOUND);
-    free(rec);
 }
 
 int main(int argc, char **argv)
@@ -289,10 +310,10 @@ int main(int argc, char **argv)
     vector_dir = tu_vector_dir(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(index_agrees_with_decode_doc),
-        cmocka_unit_test(lookups_in_any_order),
-        cmocka_unit_test(index_smaller_than_map),
+        cmocka_unit_test_setup_teardown(lookups_in_any_order, fix_setup, fix_teardown),
+        cmocka_unit_test_setup_teardown(index_smaller_than_map, fix_setup, fix_teardown),
         cmocka_unit_test(non_string_and_duplicate_keys),
-        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test_setup_teardown(bad_arguments, fix_setup, fix_teardown),
     };
     return cmocka_run_group_tests_name("bulki_index", tests, NULL, NULL);
 }

@@ -141,60 +141,12 @@ static BULKI *pdc_decode(const void *rec, size_t len)
 /* records from the encoders                                           */
 /* ------------------------------------------------------------------ */
 
-typedef int (*encode_fn)(uint8_t *buf, size_t cap, size_t *len, const void *rec);
-
-/* Encode with the two-call protocol (length, then exact buffer) and
- * decode with PDC. */
-static BULKI *encode_and_decode(encode_fn enc, const void *rec)
-{
-    size_t n = 0, n2 = 0;
-    HTU_OK(enc(NULL, 0, &n, rec));
-    uint8_t *buf = malloc(n);
-    assert_non_null(buf);
-    HTU_OK(enc(buf, n, &n2, rec));
-    assert_int_equal(n, n2);
-    BULKI *b = pdc_decode(buf, n);
-    free(buf);
-    return b;
-}
-
-static int enc_obj(uint8_t *buf, size_t cap, size_t *len, const void *rec)
-{
-    return ckpt_rec_obj_encode(buf, cap, len, rec);
-}
-static int enc_kvtag(uint8_t *buf, size_t cap, size_t *len, const void *rec)
-{
-    return ckpt_rec_kvtag_encode(buf, cap, len, rec);
-}
-static int enc_cont(uint8_t *buf, size_t cap, size_t *len, const void *rec)
-{
-    return ckpt_rec_cont_encode(buf, cap, len, rec);
-}
-static int enc_region(uint8_t *buf, size_t cap, size_t *len, const void *rec)
-{
-    return ckpt_rec_region_encode(buf, cap, len, rec);
-}
-
-static struct ckpt_obj sample_obj(uint32_t ndim)
-{
-    struct ckpt_obj o;
-    memset(&o, 0, sizeof o);
-    o.obj_id = 1000000042ull;
-    o.cont_id = 1000000001ull;
-    o.obj_name = "/run-7/field/temperature";
-    o.app_name = "vpic";
-    o.data_location = "/lustre/scratch/run-7/temperature.h5";
-    o.tags = "kind=field,units=K";
-    o.time_step = 17;
-    o.user_id = 4242;
-    o.data_type = 14;
-    o.create_time = 1700000000123ll;
-    o.last_modified_time = 1700000009999ll;
-    o.ndim = ndim;
-    for (uint32_t i = 0; i < ndim && i < CKPT_MAX_DIM; i++)
-        o.dims[i] = 1000u * (i + 1) + i;
-    return o;
-}
+/* Encode with encoder `fn` into a buffer big enough for every record here,
+ * then decode with PDC (from an exact-size copy, in pdc_decode). */
+static uint8_t enc_buf[1 << 16];
+static size_t enc_len;
+#define ENCODE_DECODE(fn, rec)                                                 \
+    (HTU_OK(fn(enc_buf, sizeof enc_buf, &enc_len, (rec))), pdc_decode(enc_buf, enc_len))
 
 static void check_obj(const BULKI *b, const struct ckpt_obj *o)
 {
@@ -214,17 +166,17 @@ static void test_obj_records(void **state)
 {
     (void)state;
     for (uint32_t ndim = 0; ndim <= CKPT_MAX_DIM; ndim++) {
-        struct ckpt_obj o = sample_obj(ndim);
-        BULKI *b = encode_and_decode(enc_obj, &o);
+        struct ckpt_obj o = htu_full_obj(ndim);
+        BULKI *b = ENCODE_DECODE(ckpt_rec_obj_encode, &o);
         check_obj(b, &o);
         pdcs_free(b);
     }
     /* empty strings stay decodable */
-    struct ckpt_obj o = sample_obj(2);
+    struct ckpt_obj o = htu_full_obj(2);
     o.app_name = "";
     o.data_location = "";
     o.tags = "";
-    BULKI *b = encode_and_decode(enc_obj, &o);
+    BULKI *b = ENCODE_DECODE(ckpt_rec_obj_encode, &o);
     check_obj(b, &o);
     pdcs_free(b);
 }
@@ -250,7 +202,7 @@ static void test_kvtag_records(void **state)
         {"empty", BULKI_T_INT, 0, NULL},
     };
     for (size_t i = 0; i < NELEM(tags); i++) {
-        BULKI *b = encode_and_decode(enc_kvtag, &tags[i]);
+        BULKI *b = ENCODE_DECODE(ckpt_rec_kvtag_encode, &tags[i]);
         HOLDS(b, tags[i].value, tags[i].size);
         pdcs_free(b);
     }
@@ -264,43 +216,12 @@ static void test_cont_records(void **state)
         {2000000007ull, "c2", ""},
     };
     for (size_t i = 0; i < NELEM(conts); i++) {
-        BULKI *b = encode_and_decode(enc_cont, &conts[i]);
+        BULKI *b = ENCODE_DECODE(ckpt_rec_cont_encode, &conts[i]);
         HOLDS_VAL(b, conts[i].cont_id);
         HOLDS_STR(b, conts[i].cont_name);
         HOLDS_STR(b, conts[i].tags);
         pdcs_free(b);
     }
-}
-
-static const double hist_range[6] = {-1.5, 0.0, 0.0, 2.25, 2.25, 1e300};
-static const uint64_t hist_bin[3] = {7, 0, UINT64_MAX};
-
-static struct ckpt_region sample_region(uint32_t ndim, int with_hist)
-{
-    struct ckpt_region g;
-    memset(&g, 0, sizeof g);
-    g.obj_id = 1000000042ull;
-    g.ndim = ndim;
-    for (uint32_t i = 0; i < ndim && i < CKPT_MAX_DIM; i++) {
-        g.start[i] = 10u * i + 3;
-        g.count[i] = 100u + i;
-    }
-    g.data_size = 123456789ull;
-    g.unit_size = 8;
-    g.data_loc_type = 2;
-    g.storage_location = "/lustre/region.bin";
-    g.offset = 4096;
-    g.cache_location = "/dev/shm/cache";
-    g.cache_offset = 512;
-    g.has_hist = with_hist;
-    if (with_hist) {
-        g.hist.dtype = 14;
-        g.hist.nbin = 3;
-        g.hist.range = hist_range;
-        g.hist.bin = hist_bin;
-        g.hist.incr = 0.75;
-    }
-    return g;
 }
 
 static void check_region(const BULKI *b, const struct ckpt_region *g)
@@ -312,8 +233,8 @@ static void check_region(const BULKI *b, const struct ckpt_region *g)
     HOLDS_STR(b, g->storage_location);
     HOLDS_STR(b, g->cache_location);
     if (g->has_hist) {
-        HOLDS(b, hist_range, sizeof hist_range);
-        HOLDS(b, hist_bin, sizeof hist_bin);
+        HOLDS(b, htu_hist_range, sizeof htu_hist_range);
+        HOLDS(b, htu_hist_bin, sizeof htu_hist_bin);
         HOLDS_VAL(b, g->hist.incr);
     }
 }
@@ -323,8 +244,8 @@ static void test_region_records(void **state)
     (void)state;
     for (uint32_t ndim = 1; ndim <= CKPT_MAX_DIM; ndim++)
         for (int hist = 0; hist <= 1; hist++) {
-            struct ckpt_region g = sample_region(ndim, hist);
-            BULKI *b = encode_and_decode(enc_region, &g);
+            struct ckpt_region g = htu_full_region(ndim, hist);
+            BULKI *b = ENCODE_DECODE(ckpt_rec_region_encode, &g);
             check_region(b, &g);
             pdcs_free(b);
         }
@@ -380,11 +301,11 @@ static void test_stored_records(void **state)
 {
     struct ckpt_hooks_opts o = htu_opts(state);
     ckpt_hooks *h = NULL;
-    struct ckpt_obj obj = sample_obj(3);
+    struct ckpt_obj obj = htu_full_obj(3);
     static const char value[] = "stored value";
     const struct ckpt_kvtag tag = {"stored", BULKI_T_STRING, sizeof value, value};
     const struct ckpt_cont cont = {0, "/containers/stored", "k=v"};
-    struct ckpt_region region = sample_region(2, 1);
+    struct ckpt_region region = htu_full_region(2, 1);
     struct ckpt_cont c = cont;
     uint64_t n = 0;
 

@@ -10,9 +10,9 @@
  * and pdc-ckpt alternating (which goes first alternates from run to run):
  *
  *   encode     build the record's description and encode it.
- *              PDC: BULKI_init, BULKI_ENTITY + BULKI_put per field,
- *              BULKI_serialize, free. pdc-ckpt: describe + bulki_encode_doc
- *              into a reused buffer.
+ *              PDC: BULKI_init, BULKI_ENTITY for key and value + BULKI_put
+ *              per field, BULKI_serialize, free. pdc-ckpt: describe (each
+ *              time) + bulki_encode_doc into a reused buffer.
  *   by key     decode, then look every field up by its name and read it.
  *              PDC: BULKI_deserialize, BULKI_get per field (key entities
  *              built once, outside the timing), free. pdc-ckpt:
@@ -27,7 +27,7 @@
  * PDC counterpart: by key (walk), bulki_decode_doc + bulki_map_get per
  * field; one pass (next), bulki_decode_doc + a bulki_map_next walk.
  *
- * Every decode copies every field into a struct record and checks it is
+ * Every decode copies every field into a struct bench_record and checks it is
  * the record encoded; both encoders' bytes are compared before the timing
  * and after every run. Times are CPU time (CLOCK_PROCESS_CPUTIME_ID); the
  * output gives, per operation, the median and min ns/record of each codec
@@ -51,61 +51,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "bulki.h"        /* pdc-ckpt's codec */
+#include "bench_record.h" /* the record, pdc-ckpt's codec */
+#include "bench_util.h"
 #include "pdc_serde_util.h" /* PDC's BULKI_serialize, ...; pdcs_free */
 
 #define PROG "pdc-serde-bench"
-#define NFIELDS 10
+#define NFIELDS BENCH_NFIELDS
 #define NOINLINE __attribute__((noinline))
 
-struct record {
-    uint64_t obj_id;
-    char obj_name[64];
-    uint64_t cont_id;
-    int32_t user_id;
-    char app_name[16];
-    int32_t time_step;
-    int32_t data_type;
-    int32_t ndim;
-    uint64_t dims[3];
-    int64_t create_time;
-};
 
 /* The record's fields in encoding order. */
 enum field { F_OBJ_ID, F_OBJ_NAME, F_CONT_ID, F_USER_ID, F_APP_NAME, F_TIME_STEP,
              F_DATA_TYPE, F_NDIM, F_DIMS, F_CREATE_TIME };
-static const char *const field_name[NFIELDS] = {
-    "obj_id", "obj_name", "cont_id", "user_id", "app_name",
-    "time_step", "data_type", "ndim", "dims", "create_time"};
-/* Their lengths, known up front as PDC's prebuilt key entities know theirs. */
-static const size_t field_len[NFIELDS] = {6, 8, 7, 7, 8, 9, 9, 4, 4, 11};
 
 /* ==================================================================== */
 /* pdc-ckpt                                                              */
 /* ==================================================================== */
 
-static void ck_describe(bulki_doc *doc, bulki_pair *pairs, const struct record *r)
-{
-#define KEY(s) BULKI_V_STRN((s), sizeof(s) - 1)
-    pairs[0] = (bulki_pair){KEY("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &r->obj_id)};
-    pairs[1] = (bulki_pair){KEY("obj_name"), BULKI_V_STRN(r->obj_name, strlen(r->obj_name))};
-    pairs[2] = (bulki_pair){KEY("cont_id"), BULKI_V_ITEM(BULKI_T_UINT64, &r->cont_id)};
-    pairs[3] = (bulki_pair){KEY("user_id"), BULKI_V_ITEM(BULKI_T_INT32, &r->user_id)};
-    pairs[4] = (bulki_pair){KEY("app_name"), BULKI_V_STRN(r->app_name, strlen(r->app_name))};
-    pairs[5] = (bulki_pair){KEY("time_step"), BULKI_V_ITEM(BULKI_T_INT32, &r->time_step)};
-    pairs[6] = (bulki_pair){KEY("data_type"), BULKI_V_ITEM(BULKI_T_INT32, &r->data_type)};
-    pairs[7] = (bulki_pair){KEY("ndim"), BULKI_V_ITEM(BULKI_T_INT32, &r->ndim)};
-    pairs[8] = (bulki_pair){KEY("dims"), BULKI_V_ARRAY(BULKI_T_UINT64, r->dims, 3)};
-    pairs[9] = (bulki_pair){KEY("create_time"), BULKI_V_ITEM(BULKI_T_INT64, &r->create_time)};
-#undef KEY
-    doc->npairs = NFIELDS;
-    doc->pairs = pairs;
-}
 
 /* Read field f of the record from its value view; 0 or a BULKI_E* code. */
-static int ck_field(struct record *out, enum field f, const bulki_ent *e)
+static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
 {
     const char *s;
     size_t slen;
@@ -152,24 +118,24 @@ static int ck_field(struct record *out, enum field f, const bulki_ent *e)
  * fields in order), then every name. */
 static int field_of(const char *key, size_t klen, int hint)
 {
-    if (hint < NFIELDS && strncmp(field_name[hint], key, klen) == 0 &&
-        field_name[hint][klen] == 0)
+    if (hint < NFIELDS && strncmp(bench_field_name[hint], key, klen) == 0 &&
+        bench_field_name[hint][klen] == 0)
         return hint;
     for (int i = 0; i < NFIELDS; i++)
-        if (strncmp(field_name[i], key, klen) == 0 && field_name[i][klen] == 0)
+        if (strncmp(bench_field_name[i], key, klen) == 0 && bench_field_name[i][klen] == 0)
             return i;
     return -1;
 }
 
-static int ck_encode(size_t *len, uint8_t *buf, size_t cap, const struct record *r)
+static int ck_encode(size_t *len, uint8_t *buf, size_t cap, const struct bench_record *r)
 {
     bulki_pair pairs[NFIELDS];
     bulki_doc doc;
-    ck_describe(&doc, pairs, r);
+    bench_record_describe(&doc, pairs, r);
     return bulki_encode_doc(len, buf, cap, &doc);
 }
 
-static int ck_by_key(struct record *out, const uint8_t *buf, size_t len)
+static int ck_by_key(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_field fields[NFIELDS];
     bulki_index ix;
@@ -178,14 +144,14 @@ static int ck_by_key(struct record *out, const uint8_t *buf, size_t len)
     if ((rc = bulki_decode_index(&ix, fields, NFIELDS, buf, len, NULL)) != 0)
         return rc;
     for (int f = 0; f < NFIELDS; f++)
-        if ((rc = bulki_index_getn(&e, &ix, field_name[f], field_len[f])) != 0 ||
+        if ((rc = bulki_index_getn(&e, &ix, bench_field_name[f], bench_field_len[f])) != 0 ||
             (rc = ck_field(out, (enum field)f, &e)) != 0)
             return rc;
     return 0;
 }
 
 /* The old way, for comparison: bulki_map_get walks from the first pair. */
-static int ck_by_key_walk(struct record *out, const uint8_t *buf, size_t len)
+static int ck_by_key_walk(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_map m;
     bulki_ent e;
@@ -193,13 +159,13 @@ static int ck_by_key_walk(struct record *out, const uint8_t *buf, size_t len)
     if ((rc = bulki_decode_doc(&m, buf, len, NULL)) != 0)
         return rc;
     for (int f = 0; f < NFIELDS; f++)
-        if ((rc = bulki_map_get(&e, &m, field_name[f])) != 0 ||
+        if ((rc = bulki_map_get(&e, &m, bench_field_name[f])) != 0 ||
             (rc = ck_field(out, (enum field)f, &e)) != 0)
             return rc;
     return 0;
 }
 
-static int ck_one_pass(struct record *out, const uint8_t *buf, size_t len)
+static int ck_one_pass(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_field fields[NFIELDS];
     bulki_index ix;
@@ -221,7 +187,7 @@ static int ck_one_pass(struct record *out, const uint8_t *buf, size_t len)
 
 /* The same with bulki_decode_doc and a bulki_map_next walk (which re-reads
  * every entity's header after the validation). */
-static int ck_one_pass_next(struct record *out, const uint8_t *buf, size_t len)
+static int ck_one_pass_next(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_map m;
     bulki_map_iter it;
@@ -257,36 +223,27 @@ static void pdc_put(BULKI *b, BULKI_Entity *k, BULKI_Entity *v)
     free(v);
 }
 
-static void *pdc_encode(size_t *len, struct record *r)
+/* PDC's build + encode of the record described by doc (pdc-ckpt's
+ * description of it, built once: the same fields, types, classes and
+ * counts, pointing at the record): BULKI_init, then BULKI_ENTITY for the
+ * key and the value and BULKI_put per pair, BULKI_serialize, free. */
+static void *pdc_encode(size_t *len, const bulki_doc *doc)
 {
     BULKI *b = BULKI_init(NFIELDS);
-    pdc_put(b, BULKI_ENTITY("obj_id", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->obj_id, 1, PDC_UINT64, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("obj_name", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(r->obj_name, 1, PDC_STRING, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("cont_id", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->cont_id, 1, PDC_UINT64, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("user_id", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->user_id, 1, PDC_INT32, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("app_name", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(r->app_name, 1, PDC_STRING, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("time_step", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->time_step, 1, PDC_INT32, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("data_type", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->data_type, 1, PDC_INT32, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("ndim", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->ndim, 1, PDC_INT32, PDC_CLS_ITEM));
-    pdc_put(b, BULKI_ENTITY("dims", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(r->dims, 3, PDC_UINT64, PDC_CLS_ARRAY));
-    pdc_put(b, BULKI_ENTITY("create_time", 1, PDC_STRING, PDC_CLS_ITEM),
-            BULKI_ENTITY(&r->create_time, 1, PDC_INT64, PDC_CLS_ITEM));
+    for (size_t i = 0; i < doc->npairs; i++) {
+        const bulki_value *k = &doc->pairs[i].key, *v = &doc->pairs[i].value;
+        /* strings are NUL-terminated in the record: PDC takes strlen + 1 */
+        pdc_put(b, BULKI_ENTITY((void *)k->u.data, 1, PDC_STRING, PDC_CLS_ITEM),
+                BULKI_ENTITY((void *)v->u.data, v->count, (pdc_c_var_type_t)v->type,
+                             (pdc_c_var_class_t)v->cls));
+    }
     void *buf = BULKI_serialize(b, len);
     pdcs_free(b);
     return buf;
 }
 
 /* Read field f from PDC's decoded value entity; 0 or -1. */
-static int pdc_field(struct record *out, enum field f, const BULKI_Entity *e)
+static int pdc_field(struct bench_record *out, enum field f, const BULKI_Entity *e)
 {
     size_t plen = e->size - sizeof(uint8_t) * 2 - sizeof(uint64_t) * 2;
     switch (f) {
@@ -328,7 +285,7 @@ static int pdc_field(struct record *out, enum field f, const BULKI_Entity *e)
     }
 }
 
-static int pdc_by_key(struct record *out, void *buf, BULKI_Entity **keys)
+static int pdc_by_key(struct bench_record *out, void *buf, BULKI_Entity **keys)
 {
     BULKI *b = BULKI_deserialize(buf);
     int rc = b ? 0 : -1;
@@ -340,7 +297,7 @@ static int pdc_by_key(struct record *out, void *buf, BULKI_Entity **keys)
     return rc;
 }
 
-static int pdc_one_pass(struct record *out, void *buf)
+static int pdc_one_pass(struct bench_record *out, void *buf)
 {
     BULKI *b = BULKI_deserialize(buf);
     int rc = b ? 0 : -1, seen = 0;
@@ -368,12 +325,14 @@ static const char *const op_name[NOPS] = {"encode", "by key", "one pass", "by ke
                                           "one pass (next)"};
 
 struct bench {
-    struct record rec;        /* the record encoded; obj_id varies */
+    struct bench_record rec;        /* the record encoded; obj_id varies */
     uint64_t base_id;
     size_t n;
     uint8_t *ck_buf;          /* pdc-ckpt's output, and the input of decodes */
     size_t ck_cap, len;
     BULKI_Entity *keys[NFIELDS];
+    bulki_pair pairs[NFIELDS]; /* the record's description, for PDC's encode */
+    bulki_doc doc;
     uint64_t sum;             /* of everything produced, printed */
     int failed;
 };
@@ -385,16 +344,6 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t checksum(const struct record *r)
-{
-    uint64_t h = r->obj_id ^ (r->cont_id << 1) ^ (uint64_t)r->create_time;
-    h += (uint64_t)(uint32_t)r->user_id + (uint64_t)(uint32_t)r->time_step +
-         (uint64_t)(uint32_t)r->data_type + (uint64_t)(uint32_t)r->ndim;
-    h += r->dims[0] + r->dims[1] * 3 + r->dims[2] * 7;
-    /* the strings' last bytes: O(1), so the checksum adds little to either
-     * side (both decoders are checked field by field in check_same) */
-    return h + (uint8_t)r->obj_name[0] + (uint8_t)r->obj_name[30] + (uint8_t)r->app_name[3];
-}
 
 static void fail(struct bench *b, const char *what)
 {
@@ -408,7 +357,7 @@ NOINLINE static void phase_pdc_encode(struct bench *b)
     for (size_t i = 0; i < b->n; i++) {
         size_t len = 0;
         b->rec.obj_id = b->base_id + i;
-        uint8_t *buf = pdc_encode(&len, &b->rec);
+        uint8_t *buf = pdc_encode(&len, &b->doc);
         if (buf == NULL || len != b->len) {
             fail(b, "PDC encode");
             free(buf);
@@ -432,76 +381,71 @@ NOINLINE static void phase_ck_encode(struct bench *b)
     }
 }
 
+/* One decode phase: n decodes of the record by `dec`, each checked and
+ * summed. Inlined into each phase_* function, so that each phase is its
+ * own function for callgrind and the loop is written once. */
+typedef int (*decode_fn)(struct bench_record *out, struct bench *b);
+__attribute__((always_inline)) static inline void decode_phase(struct bench *b, decode_fn dec,
+                                                              const char *what)
+{
+    struct bench_record out;
+    for (size_t i = 0; i < b->n; i++) {
+        if (dec(&out, b) != 0) {
+            fail(b, what);
+            return;
+        }
+        b->sum += bench_record_checksum(&out);
+    }
+}
+
+static int dec_pdc_by_key(struct bench_record *out, struct bench *b)
+{
+    return pdc_by_key(out, b->ck_buf, b->keys);
+}
+static int dec_pdc_one_pass(struct bench_record *out, struct bench *b)
+{
+    return pdc_one_pass(out, b->ck_buf);
+}
+static int dec_ck_by_key(struct bench_record *out, struct bench *b)
+{
+    return ck_by_key(out, b->ck_buf, b->len);
+}
+static int dec_ck_one_pass(struct bench_record *out, struct bench *b)
+{
+    return ck_one_pass(out, b->ck_buf, b->len);
+}
+static int dec_ck_by_key_walk(struct bench_record *out, struct bench *b)
+{
+    return ck_by_key_walk(out, b->ck_buf, b->len);
+}
+static int dec_ck_one_pass_next(struct bench_record *out, struct bench *b)
+{
+    return ck_one_pass_next(out, b->ck_buf, b->len);
+}
+
 NOINLINE static void phase_pdc_by_key(struct bench *b)
 {
-    struct record out;
-    for (size_t i = 0; i < b->n; i++) {
-        if (pdc_by_key(&out, b->ck_buf, b->keys) != 0) {
-            fail(b, "PDC decode by key");
-            return;
-        }
-        b->sum += checksum(&out);
-    }
+    decode_phase(b, dec_pdc_by_key, "PDC decode by key");
 }
-
 NOINLINE static void phase_ck_by_key(struct bench *b)
 {
-    struct record out;
-    for (size_t i = 0; i < b->n; i++) {
-        if (ck_by_key(&out, b->ck_buf, b->len) != 0) {
-            fail(b, "pdc-ckpt decode by key");
-            return;
-        }
-        b->sum += checksum(&out);
-    }
+    decode_phase(b, dec_ck_by_key, "pdc-ckpt decode by key");
 }
-
 NOINLINE static void phase_ck_by_key_walk(struct bench *b)
 {
-    struct record out;
-    for (size_t i = 0; i < b->n; i++) {
-        if (ck_by_key_walk(&out, b->ck_buf, b->len) != 0) {
-            fail(b, "pdc-ckpt decode by key (walk)");
-            return;
-        }
-        b->sum += checksum(&out);
-    }
+    decode_phase(b, dec_ck_by_key_walk, "pdc-ckpt decode by key (walk)");
 }
-
 NOINLINE static void phase_pdc_one_pass(struct bench *b)
 {
-    struct record out;
-    for (size_t i = 0; i < b->n; i++) {
-        if (pdc_one_pass(&out, b->ck_buf) != 0) {
-            fail(b, "PDC one-pass decode");
-            return;
-        }
-        b->sum += checksum(&out);
-    }
+    decode_phase(b, dec_pdc_one_pass, "PDC one-pass decode");
 }
-
 NOINLINE static void phase_ck_one_pass(struct bench *b)
 {
-    struct record out;
-    for (size_t i = 0; i < b->n; i++) {
-        if (ck_one_pass(&out, b->ck_buf, b->len) != 0) {
-            fail(b, "pdc-ckpt one-pass decode");
-            return;
-        }
-        b->sum += checksum(&out);
-    }
+    decode_phase(b, dec_ck_one_pass, "pdc-ckpt one-pass decode");
 }
-
 NOINLINE static void phase_ck_one_pass_next(struct bench *b)
 {
-    struct record out;
-    for (size_t i = 0; i < b->n; i++) {
-        if (ck_one_pass_next(&out, b->ck_buf, b->len) != 0) {
-            fail(b, "pdc-ckpt one-pass decode (map_next)");
-            return;
-        }
-        b->sum += checksum(&out);
-    }
+    decode_phase(b, dec_ck_one_pass_next, "pdc-ckpt one-pass decode (map_next)");
 }
 
 typedef void (*phase_fn)(struct bench *);
@@ -519,8 +463,8 @@ static const phase_fn phases[NOPS][2] = {
 static int check_same(struct bench *b)
 {
     size_t plen = 0, clen = 0;
-    struct record back;
-    uint8_t *p = pdc_encode(&plen, &b->rec);
+    struct bench_record back;
+    uint8_t *p = pdc_encode(&plen, &b->doc);
     int ok = p != NULL && ck_encode(&clen, b->ck_buf, b->ck_cap, &b->rec) == 0 &&
              plen == clen && memcmp(p, b->ck_buf, clen) == 0;
     free(p);
@@ -529,7 +473,7 @@ static int check_same(struct bench *b)
         return -1;
     }
     b->len = clen;
-    int (*const ck[4])(struct record *, const uint8_t *, size_t) = {
+    int (*const ck[4])(struct bench_record *, const uint8_t *, size_t) = {
         ck_by_key, ck_one_pass, ck_by_key_walk, ck_one_pass_next};
     for (int i = 0; i < 6; i++) {
         memset(&back, 0, sizeof back);
@@ -544,17 +488,7 @@ static int check_same(struct bench *b)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void usage(FILE *f)
 {
@@ -564,80 +498,31 @@ static void usage(FILE *f)
                "RUNS runs (default 7); CPU time, medians and ratios.\n");
 }
 
-static int parse_count(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v;
-    if (s[0] < '0' || s[0] > '9')
-        return -1;
-    v = strtoull(s, &end, 10);
-    if (*end != 0 || v == 0 || v > SIZE_MAX / 2)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     size_t runs = 7;
-    struct bench b = {
-        .rec = {.obj_id = 1000001,
-                .obj_name = "/climate/run42/temperature_0001",
-                .cont_id = 1000000,
-                .user_id = 1001,
-                .app_name = "vpic",
-                .time_step = 17,
-                .data_type = 9,
-                .ndim = 3,
-                .dims = {1024, 2048, 4096},
-                .create_time = 1717171717000000LL},
-        .n = 10000,
-    };
-    int opt, status = 1;
+    struct bench b = {.n = 10000};
+    int status = 1;
     double *t[NOPS][2] = {{NULL}};
-    while ((opt = getopt(argc, argv, "n:r:h")) != -1) {
-        switch (opt) {
-        case 'n':
-        case 'r':
-            if (parse_count(optarg, opt == 'n' ? &b.n : &runs) != 0) {
-                fprintf(stderr, PROG ": -%c needs a positive integer, not '%s'\n", opt, optarg);
-                return 2;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc) {
-        usage(stderr);
-        return 2;
-    }
+    int rc = bench_args(argc, argv, PROG, usage, &b.n, &runs);
+    if (rc >= 0)
+        return rc;
 
-    bulki_pair pairs[NFIELDS];
-    bulki_doc doc;
-    ck_describe(&doc, pairs, &b.rec);
-    if (bulki_doc_encoded_len(&b.ck_cap, &doc) != 0 ||
+    bench_record_sample(&b.rec);
+    bench_record_describe(&b.doc, b.pairs, &b.rec);
+    if (bulki_doc_encoded_len(&b.ck_cap, &b.doc) != 0 ||
         (b.ck_buf = malloc(b.ck_cap)) == NULL) {
         fprintf(stderr, PROG ": setup failed\n");
         goto done;
     }
     for (int f = 0; f < NFIELDS; f++)
-        b.keys[f] = BULKI_ENTITY((void *)field_name[f], 1, PDC_STRING, PDC_CLS_ITEM);
+        b.keys[f] = BULKI_ENTITY((void *)bench_field_name[f], 1, PDC_STRING, PDC_CLS_ITEM);
     for (int o = 0; o < NOPS; o++)
         for (int s = 0; s < 2; s++)
             if ((t[o][s] = calloc(runs, sizeof(double))) == NULL) {
                 fprintf(stderr, PROG ": out of memory\n");
                 goto done;
             }
-    for (int f = 0; f < NFIELDS; f++)
-        if (strlen(field_name[f]) != field_len[f]) {
-            fprintf(stderr, PROG ": field_len[%d] is wrong\n", f);
-            goto done;
-        }
     b.base_id = b.rec.obj_id;
     if (check_same(&b) != 0)
         goto done;
@@ -666,12 +551,12 @@ int main(int argc, char **argv)
            NFIELDS, b.len, b.n, runs);
     printf("%-14s %20s %20s %10s\n", "", "PDC serializer", "pdc-ckpt", "PDC/ours");
     for (int o = 0; o < NOPS; o++) {
-        double ck = median(t[o][1], runs);
+        double ck = bench_median(t[o][1], runs);
         if (phases[o][0] == NULL) {
             printf("%-14s %20s %10.1f (%7.1f) %10s\n", op_name[o], "-", ck, t[o][1][0], "-");
             continue;
         }
-        double pdc = median(t[o][0], runs);
+        double pdc = bench_median(t[o][0], runs);
         printf("%-14s %10.1f (%7.1f) %10.1f (%7.1f) %9.2fx\n", op_name[o], pdc, t[o][0][0], ck,
                t[o][1][0], pdc / ck);
     }
