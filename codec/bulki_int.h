@@ -23,6 +23,18 @@
 #define BULKI_NTYPES 22u
 extern const struct bulki_type_info bulki_type_table[BULKI_NTYPES];
 
+/* The reader's fast path looks the type byte (type | class << 5, below 64)
+ * up here: BULKI_FAST_OK and the element width (BULKI_FAST_WIDTH bits) for a
+ * base-type item or array, BULKI_FAST_STR for a string item, BULKI_FAST_BOOL
+ * for booleans; 0 for everything the general parser must see (invalid
+ * codes, nested types, string arrays). Derived from bulki_type_table;
+ * test_bulki_index checks every entry against it. */
+#define BULKI_FAST_WIDTH 0x0Fu
+#define BULKI_FAST_STR 0x10u
+#define BULKI_FAST_BOOL 0x20u
+#define BULKI_FAST_OK 0x40u
+extern const uint8_t bulki_fast_tc[64];
+
 static inline const struct bulki_type_info *bulki_ti(unsigned code)
 {
     return code - 1u < BULKI_NTYPES - 1u ? &bulki_type_table[code] : NULL;

@@ -82,23 +82,21 @@ __attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size
     if (pos > len || len - pos < 3)
         return 0;
     uint8_t size = b[pos], tc = b[pos + 1], count = b[pos + 2];
-    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
-    if (((size | count) & 0x80) || (tc & 0xC0) || ti == NULL || size < BULKI_ENT_HDR ||
-        ti->kind == BULKI_KIND_NESTED)
+    unsigned fl = tc < 64 ? bulki_fast_tc[tc] : 0;
+    if (!(fl & BULKI_FAST_OK) || ((size | count) & 0x80) || size < BULKI_ENT_HDR)
         return 0;
     size_t p = pos + 3, plen = (size_t)size - BULKI_ENT_HDR;
-    uint8_t cls = (tc >> 5) & 1;
-    if (plen > len - p || (cls == BULKI_ITEM && count != 1))
+    if (plen > len - p || (!(tc & 0x20) && count != 1))
         return 0;
     f->payload_len = plen;
-    if (ti->kind == BULKI_KIND_STRING) {
-        if (cls == BULKI_ARRAY || plen == 0 || b[p + plen - 1] != 0 || bulki_has_nul(b + p, plen - 1))
+    if (fl & BULKI_FAST_STR) { /* an item (string arrays are not fast) */
+        if (plen == 0 || b[p + plen - 1] != 0 || bulki_has_nul(b + p, plen - 1))
             return 0;
         f->payload_len = plen - 1;
     } else {
-        if ((size_t)count * ti->width != plen)
+        if ((size_t)count * (fl & BULKI_FAST_WIDTH) != plen)
             return 0;
-        if (ti->kind == BULKI_KIND_BOOL)
+        if (fl & BULKI_FAST_BOOL)
             for (size_t i = 0; i < plen; i++)
                 if (b[p + i] > 1)
                     return 0;
@@ -106,8 +104,8 @@ __attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size
     f->end = p + plen;
     f->size = size;
     f->count = count;
-    f->type = ti->code;
-    f->cls = cls;
+    f->type = tc & 0x1F;
+    f->cls = tc >> 5; /* tc < 64 */
     return 1;
 }
 

@@ -2,13 +2,15 @@
  * test_bulki_index.c - indexed decoding (bulki_decode_index,
  * bulki_index_get/getn): the same validation as bulki_decode_doc, the
  * fields in pair order, lookups in any order, an index smaller than the
- * map, non-string and duplicate keys, bad arguments.
+ * map, non-string and duplicate keys, bad arguments; and the reader's
+ * fast-path type table against the type table.
  *
  * index_agrees_with_decode_doc runs over every PDC-written vector and over
  * every truncation and every single-bit flip of a 10-key record: the
  * indexed decode must return the same code and the same error offset as
  * bulki_decode_doc, and on success the same map and the pairs in order.
  */
+#include "bulki_int.h" /* bulki_fast_tc */
 #include "bulki_test_util.h"
 
 #include <stdio.h>
@@ -305,10 +307,34 @@ static void bad_arguments(void **state)
     assert_bulki_rc(bulki_index_getn(&e, &ix, NULL, 0), BULKI_E_NOTFOUND);
 }
 
+/* The reader's fast-path table says for each type byte what the type
+ * table says. */
+static void fast_table_matches_type_table(void **state)
+{
+    (void)state;
+    for (unsigned tc = 0; tc < 64; tc++) {
+        const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
+        unsigned cls = tc >> 5, want;
+        if (ti == NULL || ti->kind == BULKI_KIND_NESTED ||
+            (ti->kind == BULKI_KIND_STRING && cls == BULKI_ARRAY))
+            want = 0;
+        else if (ti->kind == BULKI_KIND_STRING)
+            want = BULKI_FAST_OK | BULKI_FAST_STR;
+        else
+            want = BULKI_FAST_OK | ti->width |
+                   (ti->kind == BULKI_KIND_BOOL ? BULKI_FAST_BOOL : 0);
+        if (bulki_fast_tc[tc] != want)
+            print_error("type byte %u: table %u, type table says %u\n", tc,
+                        bulki_fast_tc[tc], want);
+        assert_int_equal(bulki_fast_tc[tc], want);
+    }
+}
+
 int main(int argc, char **argv)
 {
     vector_dir = tu_vector_dir(argc, argv);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fast_table_matches_type_table),
         cmocka_unit_test(index_agrees_with_decode_doc),
         cmocka_unit_test_setup_teardown(lookups_in_any_order, fix_setup, fix_teardown),
         cmocka_unit_test_setup_teardown(index_smaller_than_map, fix_setup, fix_teardown),
