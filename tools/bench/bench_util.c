@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <getopt.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -35,8 +35,9 @@ int bench_parse_count(const char *s, size_t *out)
 int bench_args(int argc, char **argv, const char *prog, void (*usage)(FILE *), size_t *n,
                size_t *runs)
 {
+    static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int opt;
-    while ((opt = getopt(argc, argv, "n:r:h")) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:r:h", lo, NULL)) != -1) {
         switch (opt) {
         case 'n':
         case 'r':
@@ -55,6 +56,7 @@ int bench_args(int argc, char **argv, const char *prog, void (*usage)(FILE *), s
         }
     }
     if (optind != argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
         usage(stderr);
         return 2;
     }

@@ -143,7 +143,7 @@ static void report(const char *what, double *rate, size_t runs, size_t bytes)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " PROG " [-n RECORDS] [-r RUNS]\n"
+    fprintf(f, "usage: " PROG " [-n RECORDS] [-r RUNS] | -h | --help\n"
                "encode and decode RECORDS typical PDC object records (default 1000000),\n"
                "RUNS times (default 5); print median and min/max records/s.\n");
 }

@@ -492,7 +492,7 @@ static int check_same(struct bench *b)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " PROG " [-n RECORDS] [-r RUNS]\n"
+    fprintf(f, "usage: " PROG " [-n RECORDS] [-r RUNS] | -h | --help\n"
                "PDC's BULKI serializer against pdc-ckpt's codec on a 10-key object record:\n"
                "encode, decode by key, one-pass decode; RECORDS per run (default 10000),\n"
                "RUNS runs (default 7); CPU time, medians and ratios.\n");
