@@ -10,7 +10,7 @@
  *                          every value and size, answers a kvtag query, and
  *                          creates object "fresh" whose id must be new
  *                          (ids of the write run on stdin as "id NAME ID").
- *   srv_check query 0      kvtag query t1 == 2001 must answer o2's id alone
+ *   srv_check query 0      kvtag query s == "hello" must answer o0's id alone
  *                          (ids of the write run on stdin).
  *   srv_check loop N       puts tags k<i> = i on object "loop" one by one and
  *                          prints "acked i" after each (SIGKILL test).
@@ -166,21 +166,22 @@ static int do_read(pdcid_t pdc, int n, int t)
     return 0;
 }
 
-/* kvtag query (PDC scans its tables): t1 == 2001 is object o2 only */
+/* kvtag query (PDC scans its tables; this PDC compares query values as
+ * strings): s == "hello" is object o0 only */
 static int do_query(void)
 {
-    int v = 2001, nres = 0;
+    int nres = 0;
     uint64_t *ids = NULL;
-    pdc_kvtag_t q = {"t1", sizeof v, PDC_INT, &v};
-    uint64_t o2 = 0;
+    pdc_kvtag_t q = {"s", 6, PDC_STRING, "hello"};
+    uint64_t o0 = 0;
     char line[256], name[64];
     uint64_t id;
     while (fgets(line, sizeof line, stdin) != NULL)
-        if (sscanf(line, "id %63s %" SCNu64, name, &id) == 2 && strcmp(name, "o2") == 0)
-            o2 = id;
-    CHECK(PDC_Client_query_kvtag(&q, &nres, &ids) == SUCCEED, "query t1");
-    CHECK(nres == 1 && ids && ids[0] == o2, "query t1=2001: %d results, first %" PRIu64
-          " (o2 is %" PRIu64 ")", nres, nres > 0 && ids ? ids[0] : 0, o2);
+        if (sscanf(line, "id %63s %" SCNu64, name, &id) == 2 && strcmp(name, "o0") == 0)
+            o0 = id;
+    CHECK(PDC_Client_query_kvtag(&q, &nres, &ids) == SUCCEED, "query s");
+    CHECK(nres == 1 && ids && ids[0] == o0, "query s=hello: %d results, first %" PRIu64
+          " (o0 is %" PRIu64 ")", nres, nres > 0 && ids ? ids[0] : 0, o0);
     return 0;
 }
 

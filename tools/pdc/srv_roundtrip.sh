@@ -6,6 +6,7 @@
 #     --servers R      server ranks (mpiexec -n R; default 1)
 #     --objects N      objects written (default 20)
 #     --tags T         int tags per object (default 5)
+#     --check K        read back only objects o0..o<K-1> (default: all N)
 #     --restart FORM   map | rebuild | pdc (PDC_CKPT=off: PDC's own
 #                      checkpoint file; default map)
 #     --kill           SIGKILL the server during a tag loop instead of
@@ -25,12 +26,13 @@ set -uo pipefail
 
 PREFIX=${1:?usage: srv_roundtrip.sh PREFIX [--servers R] [--objects N] [--tags T] [--restart map|rebuild|pdc] [--kill] [--keep DIR]}
 shift
-R=1 N=20 T=5 FORM=map KILL=0 KEEP=
+R=1 N=20 T=5 FORM=map KILL=0 KEEP= K=
 while [ $# -gt 0 ]; do
     case "$1" in
         --servers) R=$2; shift 2 ;;
         --objects) N=$2; shift 2 ;;
         --tags) T=$2; shift 2 ;;
+        --check) K=$2; shift 2 ;;
         --restart) FORM=$2; shift 2 ;;
         --kill) KILL=1; shift ;;
         --keep) KEEP=$2; shift 2 ;;
@@ -132,7 +134,7 @@ if [ "$KILL" = 1 ]; then
     echo "killed after acked ${last:-none}"
     [ -n "$last" ] || exit 1
 else
-    timeout -s KILL 300 "$CLIENT" write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
+    timeout -s KILL 1800 "$CLIENT" write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
     tail -1 write.out
     close_server close0.log || status=1
     echo "close_s $SECS"
@@ -143,8 +145,10 @@ grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server1.log | h
 if [ "$KILL" = 1 ]; then
     timeout -s KILL 120 "$CLIENT" loopread "$last" > read.out 2>&1 || status=1
 else
-    timeout -s KILL 300 "$CLIENT" read "$N" "$T" < write.out > read.out 2>&1 || status=1
-    timeout -s KILL 120 "$CLIENT" query 0 < write.out > query.out 2>&1 || status=1
+    t0=$(now)
+    timeout -s KILL 600 "$CLIENT" read "${K:-$N}" "$T" < write.out > read.out 2>&1 || status=1
+    echo "read_s $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }")"
+    timeout -s KILL 600 "$CLIENT" query 0 < write.out > query.out 2>&1 || status=1
     grep -h "FAIL\|check(s) failed" query.out
 fi
 grep -h "FAIL\|check(s) failed\|^id fresh" read.out
