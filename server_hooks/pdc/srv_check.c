@@ -6,7 +6,7 @@
  *                          T int tags t0..t<T-1> each, o0 also a string, a
  *                          double and a uint64 tag; then deletes tag t0 of o1
  *                          and tag "gone" of c1. Prints "id NAME ID" lines.
- *   srv_check read N T     reads all of that back after a restart, checks
+ *   srv_check read N T [nofresh]  reads all of that back after a restart, checks
  *                          every value and size, answers a kvtag query, and
  *                          creates object "fresh" whose id must be new
  *                          (ids of the write run on stdin as "id NAME ID").
@@ -105,7 +105,7 @@ static int do_write(pdcid_t pdc, int n, int t)
     return 0;
 }
 
-static int do_read(pdcid_t pdc, int n, int t)
+static int do_read(pdcid_t pdc, int n, int t, int fresh_too)
 {
     uint64_t *old = calloc((size_t)n + 1, sizeof *old);
     char line[256], name[64];
@@ -118,6 +118,7 @@ static int do_read(pdcid_t pdc, int n, int t)
             else if (name[0] == 'o' && atoi(name + 1) < n)
                 old[atoi(name + 1)] = id;
         }
+    CHECK(old[0] != 0 && old[n] != 0, "no ids of the write run on stdin");
     pdcid_t cont = PDCcont_open("c1", pdc);
     CHECK(cont > 0, "PDCcont_open c1");
     CHECK(old[n] == 0 || cont_meta_id("c1") == old[n], "c1 id %" PRIu64 " != %" PRIu64,
@@ -150,8 +151,8 @@ static int do_read(pdcid_t pdc, int n, int t)
         PDCobj_close(obj);
     }
     pdcid_t oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-    pdcid_t fresh = PDCobj_create(cont, "fresh", oprop);
-    CHECK(fresh > 0, "create fresh");
+    pdcid_t fresh = fresh_too ? PDCobj_create(cont, "fresh", oprop) : 0;
+    CHECK(!fresh_too || fresh > 0, "create fresh");
     if (fresh > 0) {
         uint64_t fid = meta_id(fresh);
         printf("id fresh %" PRIu64 "\n", fid);
@@ -179,6 +180,7 @@ static int do_query(void)
     while (fgets(line, sizeof line, stdin) != NULL)
         if (sscanf(line, "id %63s %" SCNu64, name, &id) == 2 && strcmp(name, "o0") == 0)
             o0 = id;
+    CHECK(o0 != 0, "no id of o0 on stdin");
     CHECK(PDC_Client_query_kvtag(&q, &nres, &ids) == SUCCEED, "query s");
     CHECK(nres == 1 && ids && ids[0] == o0, "query s=hello: %d results, first %" PRIu64
           " (o0 is %" PRIu64 ")", nres, nres > 0 && ids ? ids[0] : 0, o0);
@@ -227,7 +229,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "write") == 0)
         do_write(pdc, n, t);
     else if (strcmp(argv[1], "read") == 0)
-        do_read(pdc, n, t);
+        do_read(pdc, n, t, !(argc > 4 && strcmp(argv[4], "nofresh") == 0));
     else if (strcmp(argv[1], "query") == 0)
         do_query();
     else if (strcmp(argv[1], "loop") == 0)

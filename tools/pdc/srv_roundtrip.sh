@@ -7,8 +7,9 @@
 #     --objects N      objects written (default 20)
 #     --tags T         int tags per object (default 5)
 #     --check K        read back only objects o0..o<K-1> (default: all N)
-#     --restart FORM   map | rebuild | pdc (PDC_CKPT=off: PDC's own
-#                      checkpoint file; default map)
+#     --restart FORMS  map | rebuild | pdc (PDC_CKPT=off: PDC's own
+#                      checkpoint file; default map). A comma list of map
+#                      and rebuild restarts the same store once per form.
 #     --kill           SIGKILL the server during a tag loop instead of
 #                      close_server, restart, and check every acknowledged put
 #                      (with PDC_CKPT_COMMIT_EVERY=1: each put commits before
@@ -17,8 +18,10 @@
 #
 # CKPT_INSPECT names ckpt-inspect (default PREFIX/bin/ckpt-inspect), run
 # as `ckpt-inspect verify` on the store at the end.
-# Prints "ready_s", "close_s" and "restart_ready_s" lines (wall seconds,
-# measured by polling the server log every 10 ms) and the client's checks.
+# Prints "ready_s", "write_s", "close_s", "restart_ready_s[form]",
+# "read_s[form]" lines (wall seconds, server readiness by polling its log
+# every 10 ms), the server's VmHWM before each close, the size of
+# PDC_TMPDIR after the first close, and the client's checks.
 # Only one PDC instance fits on a machine (port 7000 + rank): run it under
 # `flock /work/pdc-port.lock` when others may run PDC. Servers are stopped by
 # PID, every wait has a timeout. Exit status: 0 if every check passed.
@@ -39,7 +42,13 @@ while [ $# -gt 0 ]; do
         *) echo "srv_roundtrip.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
-case "$FORM" in map | rebuild | pdc) ;; *) echo "srv_roundtrip.sh: --restart map|rebuild|pdc" >&2; exit 2 ;; esac
+case ",$FORM," in
+    ,pdc,) ;;
+    *,pdc,*) echo "srv_roundtrip.sh: --restart pdc cannot be combined with store forms" >&2; exit 2 ;;
+    *) for f in ${FORM//,/ }; do
+           case "$f" in map | rebuild) ;; *) echo "srv_roundtrip.sh: --restart map|rebuild|pdc, not '$f'" >&2; exit 2 ;; esac
+       done ;;
+esac
 PREFIX=$(cd "$PREFIX" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$HERE/../../server_hooks/pdc/srv_check.c
@@ -57,7 +66,6 @@ mpicc -O2 -I"$PREFIX/include" "$SRC" -o "$CLIENT" -L"$PREFIX/lib" -lpdc -lpdc_co
 export UCX_TLS=self,sm HG_TRANSPORT=ofi+tcp PDC_TMPDIR=$W/pdc_tmp
 export LD_LIBRARY_PATH=$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ "$FORM" = pdc ] && export PDC_CKPT=off
-[ "$FORM" = rebuild ] && export PDC_CKPT_RESTART=rebuild
 # --kill: every put commits before it is answered, so every acknowledged put
 # must survive the SIGKILL (by default commits come every 1000 puts or 100 ms)
 [ "$KILL" = 1 ] && export PDC_CKPT_COMMIT_EVERY=1
@@ -76,6 +84,25 @@ trap stop_server EXIT
 
 # start_server LOG [restart]: start, wait for "Server ready" (every rank
 # prints it after a barrier), set SECS to the seconds it took.
+# client TIMEOUT ARGS... : run the check client; end it if the server dies
+# (a client whose server died waits forever on its RPC).
+client() {
+    local t=$1 c
+    shift
+    timeout -s KILL "$t" "$CLIENT" "$@" 0<&0 &
+    c=$!
+    while kill -0 "$c" 2> /dev/null; do
+        if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2> /dev/null; then
+            sleep 1
+            kill -KILL "$c" 2> /dev/null
+            echo "srv_check: the server died" >&2
+            break
+        fi
+        sleep 0.05
+    done
+    wait "$c"
+}
+
 SECS=
 start_server() {
     local log=$1 t0 i
@@ -134,26 +161,44 @@ if [ "$KILL" = 1 ]; then
     echo "killed after acked ${last:-none}"
     [ -n "$last" ] || exit 1
 else
-    timeout -s KILL 1800 "$CLIENT" write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
-    tail -1 write.out
-    close_server close0.log || status=1
-    echo "close_s $SECS"
-fi
-start_server server1.log restart || exit 1
-echo "restart_ready_s $SECS"
-grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server1.log | head -3
-if [ "$KILL" = 1 ]; then
-    timeout -s KILL 120 "$CLIENT" loopread "$last" > read.out 2>&1 || status=1
-else
     t0=$(now)
-    timeout -s KILL 600 "$CLIENT" read "${K:-$N}" "$T" < write.out > read.out 2>&1 || status=1
-    echo "read_s $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }")"
-    timeout -s KILL 600 "$CLIENT" query 0 < write.out > query.out 2>&1 || status=1
-    grep -h "FAIL\|check(s) failed" query.out
+    client 3600 write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
+    echo "write_s $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }") ($N objects x $T tags)"
+    tail -1 write.out
+    rss=$(awk '/VmHWM/ { print $2 }' /proc/"$SERVER_PID"/status 2> /dev/null)
+    close_server close0.log || status=1
+    echo "close_s $SECS (server VmHWM ${rss:-?} kB)"
+    du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
 fi
-grep -h "FAIL\|check(s) failed\|^id fresh" read.out
-close_server close1.log || status=1
-echo "close_s $SECS"
+# one restart per form named in --restart (map,rebuild,...: the same store
+# restarted again); only the first read creates the object "fresh"
+n=0
+for f in ${FORM//,/ }; do
+    n=$((n + 1))
+    [ "$f" = rebuild ] && export PDC_CKPT_RESTART=rebuild
+    [ "$f" = map ] && export PDC_CKPT_RESTART=map
+    start_server server$n.log restart || exit 1
+    echo "restart_ready_s[$f] $SECS"
+    grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server$n.log | head -3
+    if [ "$KILL" = 1 ]; then
+        client 120 loopread "$last" > read$n.out 2>&1 || status=1
+    else
+        t0=$(now)
+        client 600 read "${K:-$N}" "$T" $([ $n -gt 1 ] && echo nofresh) < write.out > read$n.out 2>&1 || status=1
+        echo "read_s[$f] $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }") (${K:-$N} objects)"
+        client 600 query 0 < write.out > query$n.out 2>&1 || status=1
+        grep -h "FAIL\|check(s) failed\|died" query$n.out
+    fi
+    grep -h "FAIL\|check(s) failed\|^id fresh\|died" read$n.out
+    rss=$(awk '/VmHWM/ { print $2 }' /proc/"$SERVER_PID"/status 2> /dev/null)
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2> /dev/null; then
+        close_server close$n.log || status=1
+        echo "close_s[$f] $SECS (server VmHWM ${rss:-?} kB)"
+    else
+        echo "the restarted server died (server$n.log)"
+        status=1
+    fi
+done
 INSPECT=${CKPT_INSPECT:-$PREFIX/bin/ckpt-inspect}
 if [ "$FORM" != pdc ]; then
     "$INSPECT" verify "$PDC_TMPDIR/pdc-ckpt" > verify.out 2>&1 ||
