@@ -75,8 +75,15 @@ status=0
 
 now() { date +%s.%N; }
 stop_server() {
+    local i
     [ -n "$SERVER_PID" ] || return 0
-    kill -0 "$SERVER_PID" 2> /dev/null && kill -KILL "$SERVER_PID" 2> /dev/null
+    # mpiexec forwards TERM to its ranks; KILL would orphan them
+    kill -TERM "$SERVER_PID" 2> /dev/null
+    for i in $(seq 50); do
+        kill -0 "$SERVER_PID" 2> /dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$SERVER_PID" 2> /dev/null
     wait "$SERVER_PID" 2> /dev/null
     SERVER_PID=
 }
@@ -84,18 +91,25 @@ trap stop_server EXIT
 
 # start_server LOG [restart]: start, wait for "Server ready" (every rank
 # prints it after a barrier), set SECS to the seconds it took.
-# client TIMEOUT ARGS... : run the check client; end it if the server dies
-# (a client whose server died waits forever on its RPC).
+# client TIMEOUT ARGS... : run the check client; end it (by its PID) after
+# TIMEOUT seconds or when the server dies (a client whose server died waits
+# forever on its RPC).
 client() {
-    local t=$1 c
+    local t=$1 c end
     shift
-    timeout -s KILL "$t" "$CLIENT" "$@" 0<&0 &
+    "$CLIENT" "$@" 0<&0 &
     c=$!
+    end=$(($(date +%s) + t))
     while kill -0 "$c" 2> /dev/null; do
         if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2> /dev/null; then
             sleep 1
             kill -KILL "$c" 2> /dev/null
             echo "srv_check: the server died" >&2
+            break
+        fi
+        if [ "$(date +%s)" -ge "$end" ]; then
+            kill -KILL "$c" 2> /dev/null
+            echo "srv_check: timed out after $t s" >&2
             break
         fi
         sleep 0.05
@@ -145,7 +159,7 @@ close_server() {
 start_server server0.log || exit 1
 echo "ready_s $SECS"
 if [ "$KILL" = 1 ]; then
-    timeout -s KILL 120 "$CLIENT" loop "$N" > loop.out 2>&1 &
+    "$CLIENT" loop "$N" > loop.out 2>&1 &
     CPID=$!
     for i in $(seq 3000); do
         [ "$(grep -c '^acked' loop.out)" -ge $((N / 2)) ] && break
@@ -155,7 +169,7 @@ if [ "$KILL" = 1 ]; then
     kill -KILL "$SERVER_PID"
     wait "$SERVER_PID" 2> /dev/null
     SERVER_PID=
-    kill "$CPID" 2> /dev/null
+    kill -KILL "$CPID" 2> /dev/null
     wait "$CPID" 2> /dev/null
     last=$(grep '^acked' loop.out | tail -1 | cut -d' ' -f2)
     echo "killed after acked ${last:-none}"
