@@ -14,6 +14,11 @@
 #                      close_server, restart, and check every acknowledged put
 #                      (with PDC_CKPT_COMMIT_EVERY=1: each put commits before
 #                      its answer)
+#     --from-store DIR restart from a copy of an existing store root (e.g.
+#                      one ckpt-workload wrote) instead of writing through
+#                      PDC; needs --lookup
+#     --lookup NAME TAG after each restart, time opening NAME and getting
+#                      TAG (the first lookup) instead of the full read-back
 #     --keep DIR       run in DIR and keep it (default: a temporary directory)
 #
 # CKPT_INSPECT names ckpt-inspect (default PREFIX/bin/ckpt-inspect), run
@@ -29,7 +34,7 @@ set -uo pipefail
 
 PREFIX=${1:?usage: srv_roundtrip.sh PREFIX [--servers R] [--objects N] [--tags T] [--restart map|rebuild|pdc] [--kill] [--keep DIR]}
 shift
-R=1 N=20 T=5 FORM=map KILL=0 KEEP= K=
+R=1 N=20 T=5 FORM=map KILL=0 KEEP= K= FROM= LNAME= LTAG=
 while [ $# -gt 0 ]; do
     case "$1" in
         --servers) R=$2; shift 2 ;;
@@ -38,6 +43,8 @@ while [ $# -gt 0 ]; do
         --check) K=$2; shift 2 ;;
         --restart) FORM=$2; shift 2 ;;
         --kill) KILL=1; shift ;;
+        --from-store) FROM=$2; shift 2 ;;
+        --lookup) LNAME=$2; LTAG=$3; shift 3 ;;
         --keep) KEEP=$2; shift 2 ;;
         *) echo "srv_roundtrip.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -156,9 +163,17 @@ close_server() {
     return $rc
 }
 
-start_server server0.log || exit 1
-echo "ready_s $SECS"
-if [ "$KILL" = 1 ]; then
+if [ -n "$FROM" ]; then
+    [ -n "$LNAME" ] || { echo "srv_roundtrip.sh: --from-store needs --lookup" >&2; exit 2; }
+    mkdir -p "$PDC_TMPDIR" && cp -a "$FROM" "$PDC_TMPDIR/pdc-ckpt" || exit 2
+    du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
+else
+    start_server server0.log || exit 1
+    echo "ready_s $SECS"
+fi
+if [ -n "$FROM" ]; then
+    :
+elif [ "$KILL" = 1 ]; then
     "$CLIENT" loop "$N" > loop.out 2>&1 &
     CPID=$!
     for i in $(seq 3000); do
@@ -194,7 +209,10 @@ for f in ${FORM//,/ }; do
     start_server server$n.log restart || exit 1
     echo "restart_ready_s[$f] $SECS"
     grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server$n.log | head -3
-    if [ "$KILL" = 1 ]; then
+    if [ -n "$LNAME" ]; then
+        client 600 lookup "$LNAME" "$LTAG" > read$n.out 2>&1 || status=1
+        grep -h "^lookup_ms" read$n.out | sed "s/^lookup_ms/lookup_ms[$f]/"
+    elif [ "$KILL" = 1 ]; then
         client 120 loopread "$last" > read$n.out 2>&1 || status=1
     else
         t0=$(now)
