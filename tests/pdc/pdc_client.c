@@ -12,10 +12,13 @@
  *   read     --objects N --manifest FILE [--new NAME]
  *       after a restart: every container and live object opens by name with
  *       the id from FILE; every kvtag reads back with its exact size and
- *       value; deleted kvtags are absent; the name of a live object cannot be
- *       created again; the name of a deleted object can, with an unused id;
+ *       value; deleted kvtags are absent; the name of a deleted object can be
+ *       created again, with an unused id;
  *       --new NAME creates one more object, whose id must be unused. Objects
- *       created here are appended to FILE.
+ *       created here are appended to FILE. Container c1 is found with
+ *       PDCcont_create, which must answer the existing id.
+ *   dupcheck --name OBJ
+ *       PDCobj_create of OBJ, which exists, must fail (see cmd_dupcheck).
  *   putloop  --count MAX --pause-after A --ack FILE
  *       creates container kc and object ko, then puts kvtag k<i> (PDC_UINT64
  *       value i) for i = 0..MAX-1, appending "i" to FILE after each put the
@@ -410,7 +413,6 @@ static int cmd_read(int nobj, const char *path, const char *newname)
     pdcid_t pdc = 0, oprop = 0, cont[2] = {0, 0};
     char name[MAX_NAME], newn[MAX_NAME];
     struct tagval t[OBJ_TAGS];
-    int probed_live = 0;
 
     if (manifest_load(&m, path) != 0)
         return 1;
@@ -423,8 +425,16 @@ static int cmd_read(int nobj, const char *path, const char *newname)
         const struct entry *e;
         snprintf(name, sizeof name, "c%d", c);
         e = manifest_find(&m, name);
-        cont[c] = PDCcont_open(name, pdc);
-        CHECK(cont[c] != 0, "PDCcont_open(%s)", name);
+        /* c0 by PDCcont_open; c1 by PDCcont_create, which answers the id of
+         * an existing container of that name */
+        if (c == 0) {
+            cont[c] = PDCcont_open(name, pdc);
+        } else {
+            pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+            cont[c] = PDCcont_create(name, cprop);
+            PDCprop_close(cprop);
+        }
+        CHECK(cont[c] != 0, "PDCcont_%s(%s)", c == 0 ? "open" : "create", name);
         if (cont[c] == 0)
             goto done;
         CHECK(e != NULL && PDCcont_get_info(name)->meta_id == e->id,
@@ -468,12 +478,6 @@ static int cmd_read(int nobj, const char *path, const char *newname)
             check_obj_tag_absent(o, name, "del");
         }
         PDCobj_close(o);
-        if (!probed_live) {
-            /* a live name cannot be created again: the server answers id 0 */
-            pdcid_t dup = PDCobj_create(cont[i % 2], name, oprop);
-            CHECK(dup == 0, "PDCobj_create(%s) of an existing name succeeded", name);
-            probed_live = 1;
-        }
     }
     if (newname != NULL) {
         snprintf(newn, sizeof newn, "%s", newname);
@@ -482,8 +486,12 @@ static int cmd_read(int nobj, const char *path, const char *newname)
     /* objects created after earlier restarts are still there, with their ids */
     for (size_t k = 0; k < m.n; k++) {
         const struct entry *e = &m.e[k];
-        if (strcmp(e->kind, "new") != 0 || manifest_find(&m, e->name) != e || e->name[0] == 'o')
+        int i;
+        char rest;
+        if (strcmp(e->kind, "new") != 0 || manifest_find(&m, e->name) != e)
             continue;
+        if (sscanf(e->name, "o%d%c", &i, &rest) == 1 && i >= 0 && i < nobj)
+            continue; /* a re-created o<i>: checked above */
         pdcid_t o = PDCobj_open(e->name, pdc);
         CHECK(o != 0 && PDCobj_get_info(o)->meta_id == e->id, "%s: not found with id %" PRIu64,
               e->name, e->id);
@@ -504,6 +512,28 @@ done:
         printf("note: %d kvtag get(s) returned type PDC_UNKNOWN (PDC drops the type on get)\n",
                type_dropped);
     printf("read: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* The name of an object that exists cannot be created again: the server
+ * answers id 0 and PDCobj_create returns 0. Run first after a restart, so
+ * that no lookup has brought the name into the server's tables yet. PDC's
+ * client crashes in PDCclose after a failed PDCobj_create (the half-made
+ * object stays in its id list), so this command ends without PDCclose. */
+static int cmd_dupcheck(const char *name)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    pdcid_t cont = PDCcont_create("dupcheck", cprop);
+    pdcid_t oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    CHECK(pdc != 0 && cont != 0, "PDCinit, PDCcont_create(dupcheck)");
+    if (cont != 0) {
+        pdcid_t o = PDCobj_create(cont, name, oprop);
+        CHECK(o == 0, "PDCobj_create(%s) of an existing name succeeded (id %" PRIu64 ")", name,
+              o != 0 ? PDCobj_get_info(o)->meta_id : 0);
+    }
+    printf("dupcheck: %d check(s) passed, %d failed\n", passes, failures);
+    fflush(stdout);
     return failures ? 1 : 0;
 }
 
@@ -692,6 +722,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: pdc-ckpt-client write --objects N --manifest FILE\n"
             "       pdc-ckpt-client read --objects N --manifest FILE [--new NAME]\n"
+            "       pdc-ckpt-client dupcheck --name OBJ\n"
             "       pdc-ckpt-client putloop --count MAX --pause-after A --ack FILE\n"
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
             "       pdc-ckpt-client bench-write --objects N --tags T [--cont NAME]\n"
@@ -759,6 +790,8 @@ int main(int argc, char **argv)
         return cmd_write((int)objects, manifest);
     if (strcmp(cmd, "read") == 0 && objects > 0 && manifest)
         return cmd_read((int)objects, manifest, newname);
+    if (strcmp(cmd, "dupcheck") == 0 && name)
+        return cmd_dupcheck(name);
     if (strcmp(cmd, "putloop") == 0 && count > 0 && pause_after >= 0 && ack)
         return cmd_putloop(count, pause_after, ack);
     if (strcmp(cmd, "putcheck") == 0 && acked >= 0 && pause_after >= 0)

@@ -13,6 +13,7 @@
 PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-120}  # seconds to "Server ready"
 PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-60}     # seconds from close_server to exit
 PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-300} # seconds per client run
+PDC_CLOSE_TIMEOUT=${PDC_CLOSE_TIMEOUT:-120}   # seconds for close_server to return
 MPIEXEC=${MPIEXEC:-mpiexec}
 
 # pdc_take_port_lock "$0" "$@": re-exec under flock when PDC_CKPT_PORT_LOCK is set
@@ -116,9 +117,26 @@ pdc_start() {
     PDC_READY_S=$(awk -v a="$t0" -v b="$now" 'BEGIN { printf "%.3f", b - a }')
 }
 
-# pdc_client CMD...: run a client with a timeout (and a KILL 5 s after it)
+# pdc_client CMD...: run a client with a timeout (and a KILL 5 s after it).
+# If the server dies meanwhile, the client (which would wait for its answer
+# until the timeout) is killed at once and the status is 1.
 pdc_client() {
-    (cd "$PDC_WORK" && timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@")
+    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@") &
+    local cpid=$! st=0
+    while kill -0 "$cpid" 2>/dev/null; do
+        if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            sleep 0.5 # a client that just finished is not killed for nothing
+            if kill -0 "$cpid" 2>/dev/null; then
+                echo "FAIL: the server died while a client ran ($1)" >&2
+                pdc_kill_tree "$cpid" KILL
+                wait "$cpid" 2>/dev/null || true
+                return 1
+            fi
+        fi
+        sleep 0.05
+    done
+    wait "$cpid" || st=$?
+    return "$st"
 }
 
 # pdc_wait_exit: wait for the server's PID to exit, at most PDC_EXIT_TIMEOUT s
@@ -142,8 +160,13 @@ pdc_wait_exit() {
 # Sets PDC_CLOSE_S: wall seconds from running close_server to the server's exit.
 pdc_close() {
     local t0 now st=0
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        echo "FAIL: the server is not running any more (crashed?)"
+        return 1
+    fi
     t0=$(date +%s.%N)
-    pdc_client "$PDC_PREFIX/bin/close_server" >"$PDC_WORK/close_server.out" 2>&1 || st=$?
+    PDC_CLIENT_TIMEOUT=$PDC_CLOSE_TIMEOUT pdc_client "$PDC_PREFIX/bin/close_server" \
+        >"$PDC_WORK/close_server.out" 2>&1 || st=$?
     if [ "$st" -ne 0 ]; then
         echo "FAIL: close_server exited $st"
         cat "$PDC_WORK/close_server.out"

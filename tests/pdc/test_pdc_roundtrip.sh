@@ -65,6 +65,9 @@ for round in 1 2; do
     pdc_start "$np" "$PDC_WORK/server$round.log" restart
     unset PDC_CKPT_RESTART
     echo "restart to \"Server ready\": ${PDC_READY_S}s"
+    # first, before any lookup: an existing name cannot be created again
+    pdc_client "$client" dupcheck --name o1 >"$PDC_WORK/dup$round.out" 2>&1 ||
+        { grep -E "^(FAIL|dupcheck:)" "$PDC_WORK/dup$round.out"; echo "FAIL: dupcheck after restart $round"; exit 1; }
     st=0
     pdc_client "$client" read --objects "$n" --manifest "$manifest" --new "new$round" \
         >"$PDC_WORK/read$round.out" 2>&1 || st=$?
