@@ -202,6 +202,10 @@ int ckpt_hooks_foreach_member(ckpt_hooks_read *r, uint64_t cont_id, ckpt_member_
                               void *payload);
 int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj_id, ckpt_region_cb cb,
                               void *payload);
+/* Every object id (containers == 0) or every container id (containers !=
+ * 0), ascending: what a server that faults records in on first use walks
+ * when it must answer a whole-table scan. */
+int ckpt_hooks_foreach_id(ckpt_hooks_read *r, int containers, ckpt_id_cb cb, void *payload);
 /* Owners (objects or containers) that carry a kvtag called `name`. */
 int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload);
 

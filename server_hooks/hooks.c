@@ -524,6 +524,34 @@ static int walk_tagged(const ckpt_val *k, const ckpt_val *v, void *p)
     return w->id(ckpt_key_get_u64((const uint8_t *)k->data + k->len - 8), w->payload);
 }
 
+static int walk_id(const ckpt_val *k, struct walk *w, int db)
+{
+    if (k->len != 8)
+        return bad_record(w->h, db, k->data, k->len, 0);
+    return w->id(ckpt_key_get_u64(k->data), w->payload);
+}
+
+static int walk_obj_id(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    (void)v;
+    return walk_id(k, p, CKPT_DB_OBJ);
+}
+
+static int walk_cont_id(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    (void)v;
+    return walk_id(k, p, CKPT_DB_CONT);
+}
+
+int ckpt_hooks_foreach_id(ckpt_hooks_read *r, int containers, ckpt_id_cb cb, void *payload)
+{
+    if (r == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    struct walk w = {r->h, NULL, NULL, NULL, NULL, cb, payload, 0};
+    return containers ? ckpt_iter(r->tx, CKPT_DB_CONT, NULL, 0, walk_cont_id, &w)
+                      : ckpt_iter(r->tx, CKPT_DB_OBJ, NULL, 0, walk_obj_id, &w);
+}
+
 static int walk_cont(const ckpt_val *k, const ckpt_val *v, void *p)
 {
     struct walk *w = p;

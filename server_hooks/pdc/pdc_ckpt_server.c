@@ -1,0 +1,819 @@
+/*
+ * pdc_ckpt_server.c - pdc-ckpt inside PDC's own metadata server (hpc-io/pdc
+ * 2e5de75a). Compiled into PDC's pdc_server_lib by the CMake lines of
+ * pdc-2e5de75a.patch; the patch calls the functions of pdc_ckpt_server.h at
+ * every mutation, at checkpoint and close, at restart and on lookups.
+ *
+ * What it does:
+ *   - converts PDC's structs (pdc_metadata_t, pdc_kvtag_t,
+ *     pdc_cont_hash_table_entry_t, region_list_t) to the hook structs and
+ *     logs each mutation into the rank's store;
+ *   - hands out object and container ids from the store's persisted
+ *     sequence, so ids never repeat across restarts and crashes;
+ *   - restarts from the store, in one of two forms:
+ *       map (default): the store is opened and the server is ready; a
+ *         lookup that misses PDC's tables faults the record in (with its
+ *         kvtags, regions and, for a container, its members). The ids
+ *         already faulted, created or deleted since the restart are kept
+ *         in `seen_g`, so nothing is faulted twice or resurrected. Scans of
+ *         the whole table (kvtag queries, metadata queries) fault
+ *         everything in first.
+ *       rebuild: every record is copied into PDC's tables before the
+ *         server is ready.
+ *   - leaves PDC's IDIOMS index (filled only by DART RPCs, never by the
+ *     kvtag RPCs) to PDC's own dump, written at close, and recovers it on
+ *     the first DART request rather than before "Server ready";
+ *   - keeps PDC's transfer-request region table (which has fields the
+ *     store's region record does not) in a side file written at close.
+ *
+ * Runs on PDC's single RPC thread (PDC's default build, ENABLE_MULTITHREAD
+ * off). A fault holds a store read while it fills PDC's tables and never
+ * calls a hook inside it (map growth waits for readers).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt_hooks.h"
+
+#include "pdc_ckpt_server.h"
+#include "pdc_server_metadata.h"
+#include "pdc_server_metadata_index.h"
+#include "pdc_server_region_transfer_metadata_query.h"
+#include "pdc_utlist.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+extern int pdc_server_size_g;
+
+static ckpt_hooks *ckpt_g;       /* NULL: store off (PDC_CKPT=off, or open failed) */
+static char ckpt_root_g[PATH_MAX];
+static int map_mode_g;           /* restarted in map form: fault on lookups */
+static int all_faulted_g;        /* map form: every record is in the tables */
+static int idioms_pending_g;     /* IDIOMS dump not read yet */
+
+static void ckpt_log(const char *what, int rc)
+{
+    fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s\n", pdc_server_rank_g, what,
+            ckpt_errname(rc), ckpt_g ? ckpt_hooks_errmsg(ckpt_g) : "");
+}
+
+/* ---- id table: seen ids (map form), id -> table entry (rebuild) ---- */
+
+enum { ID_OBJ = 1, ID_CONT = 2 };
+
+struct id_slot {
+    uint64_t id; /* 0: empty (PDC ids start at 10^9) */
+    void *ptr;
+    int kind;
+};
+
+struct id_table {
+    struct id_slot *slot;
+    size_t cap, n; /* cap: power of two */
+};
+
+static struct id_table seen_g;
+
+static size_t id_hash(uint64_t id, size_t cap)
+{
+    id ^= id >> 33;
+    id *= 0xff51afd7ed558ccdull;
+    id ^= id >> 33;
+    return (size_t)id & (cap - 1);
+}
+
+static struct id_slot *id_find(const struct id_table *t, uint64_t id)
+{
+    if (t->cap == 0)
+        return NULL;
+    for (size_t i = id_hash(id, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        if (t->slot[i].id == id)
+            return &t->slot[i];
+        if (t->slot[i].id == 0)
+            return NULL;
+    }
+}
+
+/* Insert or overwrite; -1 when out of memory. */
+static int id_put(struct id_table *t, uint64_t id, void *ptr, int kind)
+{
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        struct id_slot *s = calloc(cap, sizeof *s);
+        if (s == NULL)
+            return -1;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (t->slot[i].id == 0)
+                continue;
+            size_t j = id_hash(t->slot[i].id, cap);
+            while (s[j].id != 0)
+                j = (j + 1) & (cap - 1);
+            s[j] = t->slot[i];
+        }
+        free(t->slot);
+        t->slot = s;
+        t->cap = cap;
+    }
+    size_t i = id_hash(id, t->cap);
+    while (t->slot[i].id != 0 && t->slot[i].id != id)
+        i = (i + 1) & (t->cap - 1);
+    if (t->slot[i].id == 0)
+        t->n++;
+    t->slot[i] = (struct id_slot){id, ptr, kind};
+    return 0;
+}
+
+static void id_free(struct id_table *t)
+{
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+/* Map form: from now on this id is PDC's business (created, faulted or
+ * deleted since the restart). */
+static void mark_seen(uint64_t id)
+{
+    if (map_mode_g && !all_faulted_g && id != 0 && id_put(&seen_g, id, NULL, 0) != 0)
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: out of memory marking id %" PRIu64 "\n",
+                pdc_server_rank_g, id);
+}
+
+/* ---- PDC structs <-> hook structs ---- */
+
+static void meta_to_ckpt(struct ckpt_obj *o, const pdc_metadata_t *m)
+{
+    memset(o, 0, sizeof *o);
+    o->obj_id = m->obj_id;
+    o->cont_id = m->cont_id;
+    o->obj_name = m->obj_name;
+    o->app_name = m->app_name;
+    o->data_location = m->data_location;
+    o->tags = m->tags;
+    o->time_step = m->time_step;
+    o->user_id = m->user_id;
+    o->data_type = (int32_t)m->data_type;
+    o->transform_state = m->transform_state;
+    o->create_time = (int64_t)m->create_time;
+    o->last_modified_time = (int64_t)m->last_modified_time;
+    o->data_server_id = m->data_server_id;
+    o->region_partition = m->region_partition;
+    o->consistency = m->consistency;
+    o->ndim = m->ndim < CKPT_MAX_DIM ? (uint32_t)m->ndim : CKPT_MAX_DIM;
+    for (uint32_t i = 0; i < o->ndim; i++)
+        o->dims[i] = m->dims[i];
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void region_to_ckpt(struct ckpt_region *c, uint64_t obj_id, const region_list_t *r)
+{
+    memset(c, 0, sizeof *c);
+    c->obj_id = obj_id;
+    c->ndim = r->ndim < CKPT_MAX_DIM ? (uint32_t)r->ndim : CKPT_MAX_DIM;
+    for (uint32_t i = 0; i < c->ndim; i++) {
+        c->start[i] = r->start[i];
+        c->count[i] = r->count[i];
+    }
+    c->data_size = r->data_size;
+    c->unit_size = r->unit_size;
+    c->data_loc_type = (int32_t)r->data_loc_type;
+    c->storage_location = r->storage_location;
+    c->offset = r->offset;
+    c->cache_location = r->cache_location;
+    c->cache_offset = r->cache_offset;
+    if (r->region_hist != NULL && r->region_hist->nbin > 0) {
+        c->has_hist = 1;
+        c->hist.dtype = (int32_t)r->region_hist->dtype;
+        c->hist.nbin = r->region_hist->nbin;
+        c->hist.range = r->region_hist->range;
+        c->hist.bin = r->region_hist->bin;
+        c->hist.incr = r->region_hist->incr;
+    }
+}
+
+/* ---- filling PDC's tables (rebuild and faults; never calls a hook) ---- */
+
+static pdc_metadata_t *table_add_obj(const struct ckpt_obj *o)
+{
+    pdc_metadata_t *m = malloc(sizeof *m);
+    uint32_t *key = malloc(sizeof *key);
+    if (m == NULL || key == NULL)
+        goto fail;
+    PDC_metadata_init(m);
+    m->obj_id = o->obj_id;
+    m->cont_id = o->cont_id;
+    copy_str(m->obj_name, sizeof m->obj_name, o->obj_name);
+    copy_str(m->app_name, sizeof m->app_name, o->app_name);
+    copy_str(m->data_location, sizeof m->data_location, o->data_location);
+    copy_str(m->tags, sizeof m->tags, o->tags);
+    m->time_step = o->time_step;
+    m->user_id = o->user_id;
+    m->data_type = (pdc_var_type_t)o->data_type;
+    m->transform_state = o->transform_state;
+    m->create_time = (time_t)o->create_time;
+    m->last_modified_time = (time_t)o->last_modified_time;
+    m->data_server_id = o->data_server_id;
+    m->region_partition = o->region_partition;
+    m->consistency = o->consistency;
+    m->ndim = o->ndim;
+    for (uint32_t i = 0; i < o->ndim && i < DIM_MAX; i++)
+        m->dims[i] = o->dims[i];
+
+    *key = PDC_get_hash_by_name(m->obj_name);
+    pdc_hash_table_entry_head *head = hash_table_lookup(metadata_hash_table_g, key);
+    if (head == NULL) {
+        if ((head = calloc(1, sizeof *head)) == NULL)
+            goto fail;
+        if (PDC_Server_hash_table_list_init(head, key) != SUCCEED) {
+            free(head);
+            goto fail;
+        }
+        key = NULL; /* owned by the table now */
+    }
+    PDC_Server_hash_table_list_insert(head, m);
+    free(key);
+    n_metadata_g++;
+    return m;
+fail:
+    free(m);
+    free(key);
+    return NULL;
+}
+
+static pdc_cont_hash_table_entry_t *table_add_cont(const struct ckpt_cont *c)
+{
+    pdc_cont_hash_table_entry_t *e = calloc(1, sizeof *e);
+    uint32_t *key = malloc(sizeof *key);
+    if (e == NULL || key == NULL)
+        goto fail;
+    e->cont_id = c->cont_id;
+    copy_str(e->cont_name, sizeof e->cont_name, c->cont_name);
+    copy_str(e->tags, sizeof e->tags, c->tags);
+    *key = PDC_get_hash_by_name(e->cont_name);
+    if (hash_table_insert(container_hash_table_g, key, e) != 1)
+        goto fail;
+    return e;
+fail:
+    free(e);
+    free(key);
+    return NULL;
+}
+
+static int list_add_kvtag(pdc_kvtag_list_t **head, const struct ckpt_kvtag *t)
+{
+    pdc_kvtag_t tag = {(char *)t->name, t->size, t->type, (void *)t->value};
+    pdc_kvtag_list_t *item = calloc(1, sizeof *item);
+    if (item == NULL || PDC_kvtag_dup(&tag, &item->kvtag) != SUCCEED || item->kvtag == NULL) {
+        free(item);
+        return -1;
+    }
+    DL_APPEND(*head, item);
+    return 0;
+}
+
+static int cont_add_member(pdc_cont_hash_table_entry_t *e, uint64_t obj_id)
+{
+    if (e->n_obj >= e->n_allocated) {
+        int cap = e->n_allocated ? e->n_allocated * 2 : PDC_ALLOC_BASE_NUM;
+        uint64_t *ids = realloc(e->obj_ids, (size_t)cap * sizeof *ids);
+        if (ids == NULL)
+            return -1;
+        e->obj_ids = ids;
+        e->n_allocated = cap;
+    }
+    e->obj_ids[e->n_obj++] = obj_id;
+    return 0;
+}
+
+static int meta_add_region(pdc_metadata_t *m, const struct ckpt_region *c)
+{
+    region_list_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return -1;
+    PDC_init_region_list(r);
+    r->ndim = c->ndim;
+    for (uint32_t i = 0; i < c->ndim && i < DIM_MAX; i++) {
+        r->start[i] = c->start[i];
+        r->count[i] = c->count[i];
+    }
+    r->data_size = c->data_size;
+    r->unit_size = c->unit_size;
+    r->data_loc_type = (_pdc_data_loc_t)c->data_loc_type;
+    copy_str(r->storage_location, sizeof r->storage_location, c->storage_location);
+    r->offset = c->offset;
+    copy_str(r->cache_location, sizeof r->cache_location, c->cache_location);
+    r->cache_offset = c->cache_offset;
+    if (c->has_hist && c->hist.nbin > 0) {
+        pdc_histogram_t *h = calloc(1, sizeof *h);
+        size_t nbin = (size_t)c->hist.nbin;
+        if (h == NULL || (h->range = malloc(2 * nbin * sizeof(double))) == NULL ||
+            (h->bin = malloc(nbin * sizeof(uint64_t))) == NULL) {
+            if (h)
+                free(h->range);
+            free(h);
+            free(r);
+            return -1;
+        }
+        h->dtype = (pdc_var_type_t)c->hist.dtype;
+        h->nbin = c->hist.nbin;
+        h->incr = c->hist.incr;
+        for (size_t i = 0; i < 2 * nbin; i++)
+            h->range[i] = ckpt_hist_range(&c->hist, i);
+        for (size_t i = 0; i < nbin; i++)
+            h->bin[i] = ckpt_hist_bin(&c->hist, i);
+        r->region_hist = h;
+    }
+    r->meta = m;
+    r->obj_id = m->obj_id;
+    DL_APPEND(m->storage_region_list_head, r);
+    return 0;
+}
+
+/* ---- rebuild restart: every record into the tables ---- */
+
+struct rebuild {
+    struct id_table owners; /* id -> pdc_metadata_t* / pdc_cont_hash_table_entry_t* */
+};
+
+static int rb_cont(const struct ckpt_cont *c, void *p)
+{
+    struct rebuild *rb = p;
+    pdc_cont_hash_table_entry_t *e = table_add_cont(c);
+    if (e == NULL || id_put(&rb->owners, c->cont_id, e, ID_CONT) != 0)
+        return ckpt_error(CKPT_E_NOMEM, "container %" PRIu64 ": out of memory", c->cont_id);
+    return 0;
+}
+
+static int rb_obj(const struct ckpt_obj *o, void *p)
+{
+    struct rebuild *rb = p;
+    pdc_metadata_t *m = table_add_obj(o);
+    if (m == NULL || id_put(&rb->owners, o->obj_id, m, ID_OBJ) != 0)
+        return ckpt_error(CKPT_E_NOMEM, "object %" PRIu64 ": out of memory", o->obj_id);
+    return 0;
+}
+
+static int rb_kvtag(uint64_t owner, const struct ckpt_kvtag *t, void *p)
+{
+    struct rebuild *rb = p;
+    struct id_slot *s = id_find(&rb->owners, owner);
+    if (s == NULL)
+        return 0; /* a tag without its owner: verify reports it; nothing to attach to */
+    pdc_kvtag_list_t **head = s->kind == ID_OBJ ? &((pdc_metadata_t *)s->ptr)->kvtag_list_head
+                                                : &((pdc_cont_hash_table_entry_t *)s->ptr)->kvtag_list_head;
+    return list_add_kvtag(head, t) ? ckpt_error(CKPT_E_NOMEM, "kvtag of %" PRIu64, owner) : 0;
+}
+
+static int rb_member(uint64_t cont_id, uint64_t obj_id, void *p)
+{
+    struct rebuild *rb = p;
+    struct id_slot *s = id_find(&rb->owners, cont_id);
+    if (s == NULL || s->kind != ID_CONT)
+        return 0;
+    return cont_add_member(s->ptr, obj_id) ? ckpt_error(CKPT_E_NOMEM, "member of %" PRIu64, cont_id)
+                                           : 0;
+}
+
+static int rb_region(const struct ckpt_region *c, void *p)
+{
+    struct rebuild *rb = p;
+    struct id_slot *s = id_find(&rb->owners, c->obj_id);
+    if (s == NULL || s->kind != ID_OBJ)
+        return 0;
+    return meta_add_region(s->ptr, c) ? ckpt_error(CKPT_E_NOMEM, "region of %" PRIu64, c->obj_id)
+                                      : 0;
+}
+
+/* ---- map form: faults ---- */
+
+static int fault_tag_cb(uint64_t owner, const struct ckpt_kvtag *t, void *p)
+{
+    (void)owner;
+    return list_add_kvtag(p, t) ? CKPT_E_NOMEM : 0;
+}
+
+static int fault_member_cb(uint64_t cont_id, uint64_t obj_id, void *p)
+{
+    (void)cont_id;
+    return cont_add_member(p, obj_id) ? CKPT_E_NOMEM : 0;
+}
+
+static int fault_region_cb(const struct ckpt_region *c, void *p)
+{
+    return meta_add_region(p, c) ? CKPT_E_NOMEM : 0;
+}
+
+/* Fault `id` in within read `r`, unless PDC already has it. */
+static int fault_in(ckpt_hooks_read *r, uint64_t id)
+{
+    struct ckpt_obj o;
+    struct ckpt_cont c;
+    int rc;
+    if (id == 0 || id_find(&seen_g, id) != NULL)
+        return 0;
+    mark_seen(id);
+    if ((rc = ckpt_hooks_get_obj(&o, r, id)) == 0) {
+        pdc_metadata_t *m = table_add_obj(&o);
+        if (m == NULL)
+            return CKPT_E_NOMEM;
+        if ((rc = ckpt_hooks_foreach_kvtag(r, id, fault_tag_cb, &m->kvtag_list_head)) == 0)
+            rc = ckpt_hooks_foreach_region(r, id, fault_region_cb, m);
+        return rc;
+    }
+    if (rc != CKPT_E_NOTFOUND)
+        return rc;
+    if ((rc = ckpt_hooks_get_cont(&c, r, id)) == 0) {
+        pdc_cont_hash_table_entry_t *e = table_add_cont(&c);
+        if (e == NULL)
+            return CKPT_E_NOMEM;
+        if ((rc = ckpt_hooks_foreach_kvtag(r, id, fault_tag_cb, &e->kvtag_list_head)) == 0)
+            rc = ckpt_hooks_foreach_member(r, id, fault_member_cb, e);
+        return rc;
+    }
+    return rc == CKPT_E_NOTFOUND ? 0 : rc;
+}
+
+static int fault_begin(ckpt_hooks_read **r)
+{
+    int rc;
+    if (ckpt_g == NULL || !map_mode_g || all_faulted_g)
+        return 0;
+    if ((rc = ckpt_hooks_read_begin(r, ckpt_g)) != 0) {
+        ckpt_log("fault: read_begin", rc);
+        return 0;
+    }
+    return 1;
+}
+
+void PDC_ckpt_fault_id(uint64_t id)
+{
+    ckpt_hooks_read *r;
+    int rc;
+    if (id_find(&seen_g, id) != NULL || !fault_begin(&r))
+        return;
+    if ((rc = fault_in(r, id)) != 0)
+        ckpt_log("fault in by id", rc);
+    ckpt_hooks_read_end(r);
+}
+
+void PDC_ckpt_fault_obj_name(const char *name, int32_t time_step)
+{
+    ckpt_hooks_read *r;
+    struct ckpt_obj o;
+    int rc;
+    if (name == NULL || !fault_begin(&r))
+        return;
+    if ((rc = ckpt_hooks_get_obj_by_name(&o, r, name, time_step)) == 0)
+        rc = fault_in(r, o.obj_id);
+    if (rc != 0 && rc != CKPT_E_NOTFOUND)
+        ckpt_log("fault in by object name", rc);
+    ckpt_hooks_read_end(r);
+}
+
+void PDC_ckpt_fault_cont_name(const char *name)
+{
+    ckpt_hooks_read *r;
+    struct ckpt_cont c;
+    int rc;
+    if (name == NULL || !fault_begin(&r))
+        return;
+    if ((rc = ckpt_hooks_get_cont_by_name(&c, r, name)) == 0)
+        rc = fault_in(r, c.cont_id);
+    if (rc != 0 && rc != CKPT_E_NOTFOUND)
+        ckpt_log("fault in by container name", rc);
+    ckpt_hooks_read_end(r);
+}
+
+static int fault_all_cb(uint64_t id, void *p)
+{
+    return fault_in(p, id);
+}
+
+void PDC_ckpt_fault_all(void)
+{
+    ckpt_hooks_read *r;
+    int rc;
+    if (!fault_begin(&r))
+        return;
+    if ((rc = ckpt_hooks_foreach_id(r, 1, fault_all_cb, r)) == 0 &&
+        (rc = ckpt_hooks_foreach_id(r, 0, fault_all_cb, r)) == 0) {
+        all_faulted_g = 1; /* every later lookup finds PDC's tables complete */
+        id_free(&seen_g);
+    }
+    else
+        ckpt_log("fault in everything", rc);
+    ckpt_hooks_read_end(r);
+}
+
+/* ---- transfer-request region table: a side file, as PDC's checkpoint has it ---- */
+
+static void transfer_path(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/rank-%d.transfer", ckpt_root_g, pdc_server_rank_g);
+}
+
+static void transfer_save(void)
+{
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
+    char *buf = NULL;
+    uint64_t size = 0;
+    FILE *f;
+    transfer_request_metadata_query_checkpoint(&buf, &size);
+    transfer_path(path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if ((f = fopen(tmp, "wb")) == NULL || fwrite(&size, sizeof size, 1, f) != 1 ||
+        (size && fwrite(buf, size, 1, f) != 1) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: cannot write %s: %s\n", pdc_server_rank_g, tmp,
+                strerror(errno));
+        if (f)
+            fclose(f);
+        free(buf);
+        return;
+    }
+    fclose(f);
+    free(buf);
+    if (rename(tmp, path) != 0)
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: cannot rename %s: %s\n", pdc_server_rank_g, tmp,
+                strerror(errno));
+}
+
+static void transfer_load(void)
+{
+    char path[PATH_MAX + 32];
+    char *buf = NULL;
+    uint64_t size = 0;
+    FILE *f;
+    transfer_path(path, sizeof path);
+    if ((f = fopen(path, "rb")) != NULL && fread(&size, sizeof size, 1, f) == 1 && size > 0 &&
+        size < ((uint64_t)1 << 32) && (buf = malloc(size)) != NULL && fread(buf, size, 1, f) == 1) {
+        transfer_request_metadata_query_init(pdc_server_size_g, buf);
+    }
+    else {
+        if (f != NULL && size > 0)
+            fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: %s is truncated; starting without it\n",
+                    pdc_server_rank_g, path);
+        transfer_request_metadata_query_init(pdc_server_size_g, NULL);
+    }
+    if (f)
+        fclose(f);
+    free(buf);
+}
+
+/* ---- start, checkpoint, close ---- */
+
+int PDC_ckpt_enabled(void)
+{
+    return ckpt_g != NULL;
+}
+
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, value) == 0;
+}
+
+int PDC_ckpt_start(int is_restart)
+{
+    struct ckpt_hooks_opts o = CKPT_HOOKS_OPTS_INIT;
+    struct ckpt_rebuild_stats st = {0, 0, 0, 0, 0};
+    const char *form = getenv("PDC_CKPT_RESTART");
+    int rc, rebuild = 0;
+
+    if (env_is("PDC_CKPT", "off")) {
+        if (pdc_server_rank_g == 0)
+            printf("==PDC_SERVER[0]: pdc-ckpt off (PDC_CKPT=off): PDC's own checkpoint\n");
+        return 0;
+    }
+    if ((rc = ckpt_hooks_opts_from_env(&o, ckpt_root_g, sizeof ckpt_root_g)) != 0) {
+        ckpt_log("environment", rc);
+        return is_restart ? -1 : 0;
+    }
+    o.rank = pdc_server_rank_g;
+    o.nranks = pdc_server_size_g;
+    if (!is_restart) {
+        if ((rc = ckpt_hooks_open(&ckpt_g, &o)) != 0) {
+            ckpt_log("open (running without the store)", rc);
+            ckpt_g = NULL;
+        }
+        else if (pdc_server_rank_g == 0)
+            printf("==PDC_SERVER[0]: pdc-ckpt store [%s]\n", ckpt_root_g);
+        return 0; /* PDC initialises its empty tables itself */
+    }
+
+    if (form != NULL && *form != '\0' && strcmp(form, "map") != 0) {
+        if (strcmp(form, "rebuild") != 0) {
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: PDC_CKPT_RESTART=%s: expected map or rebuild\n",
+                    pdc_server_rank_g, form);
+            return -1;
+        }
+        rebuild = 1;
+    }
+    if (PDC_Server_init_hash_table() != SUCCEED)
+        return -1;
+    if (rebuild) {
+        static const struct ckpt_rebuild_cbs cbs = {rb_cont, rb_obj, rb_kvtag, rb_member, rb_region};
+        struct rebuild rb;
+        memset(&rb, 0, sizeof rb);
+        rc = ckpt_hooks_restart_rebuild(&ckpt_g, &o, &cbs, &rb, &st);
+        id_free(&rb.owners);
+    }
+    else {
+        rc = ckpt_hooks_restart_map(&ckpt_g, &o);
+        map_mode_g = 1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt restart (%s) from [%s]: %s: %s\n",
+                pdc_server_rank_g, rebuild ? "rebuild" : "map", ckpt_root_g, ckpt_errname(rc),
+                ckpt_g ? ckpt_hooks_errmsg(ckpt_g) : ckpt_strerror(rc));
+        ckpt_g = NULL;
+        map_mode_g = 0;
+        return -1;
+    }
+    transfer_load();
+    idioms_pending_g = 1;
+    if (rebuild)
+        printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (rebuild): %" PRIu64
+               " containers, %" PRIu64 " objects, %" PRIu64 " kvtags, %" PRIu64 " members, %" PRIu64
+               " regions\n",
+               pdc_server_rank_g, ckpt_root_g, st.conts, st.objs, st.kvtags, st.members, st.regions);
+    else
+        printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (map): records fault in on "
+               "first use\n",
+               pdc_server_rank_g, ckpt_root_g);
+    return 1;
+}
+
+int PDC_ckpt_new_id(uint64_t *id)
+{
+    int rc;
+    if (ckpt_g == NULL)
+        return 0;
+    if ((rc = ckpt_hook_new_id(ckpt_g, id)) != 0) {
+        ckpt_log("new id (answering id 0)", rc);
+        *id = 0;
+    }
+    return 1;
+}
+
+int PDC_ckpt_checkpoint(void)
+{
+    int rc;
+    if (ckpt_g == NULL)
+        return 0;
+    if ((rc = ckpt_hooks_checkpoint(ckpt_g)) != 0)
+        ckpt_log("checkpoint", rc);
+    return 1;
+}
+
+int PDC_ckpt_close(void)
+{
+    int rc;
+    if (ckpt_g == NULL)
+        return 0;
+    if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
+        ckpt_log("close", rc);
+        if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
+            ckpt_log("close again; dropping the uncommitted batch", rc);
+            ckpt_hooks_discard(ckpt_g);
+        }
+    }
+    ckpt_g = NULL;
+    map_mode_g = 0;
+    id_free(&seen_g);
+    transfer_save();
+    /* An index never read since the restart is still in its dump files. */
+    if (!idioms_pending_g)
+        metadata_index_dump(pdc_server_tmp_dir_g, (uint32_t)pdc_server_rank_g);
+    if (pdc_server_rank_g == 0)
+        printf("==PDC_SERVER[0]: pdc-ckpt store closed [%s]\n", ckpt_root_g);
+    return 1;
+}
+
+void PDC_ckpt_idioms_ready(void)
+{
+    if (!idioms_pending_g)
+        return;
+    idioms_pending_g = 0;
+    metadata_index_recover(pdc_server_tmp_dir_g, pdc_server_size_g, (uint32_t)pdc_server_rank_g);
+}
+
+/* ---- mutations ---- */
+
+void PDC_ckpt_obj_create(const pdc_metadata_t *m)
+{
+    struct ckpt_obj o;
+    int rc;
+    if (ckpt_g == NULL || m->obj_id == 0)
+        return;
+    mark_seen(m->obj_id);
+    meta_to_ckpt(&o, m);
+    if ((rc = ckpt_hook_obj_create(ckpt_g, &o)) != 0)
+        ckpt_log("object create", rc);
+}
+
+void PDC_ckpt_obj_update(const pdc_metadata_t *m)
+{
+    struct ckpt_obj o;
+    int rc;
+    if (ckpt_g == NULL)
+        return;
+    meta_to_ckpt(&o, m);
+    if ((rc = ckpt_hook_obj_update(ckpt_g, &o)) != 0)
+        ckpt_log("object update", rc);
+}
+
+void PDC_ckpt_obj_delete(uint64_t obj_id)
+{
+    int rc;
+    if (ckpt_g == NULL)
+        return;
+    mark_seen(obj_id);
+    if ((rc = ckpt_hook_obj_delete(ckpt_g, obj_id)) != 0)
+        ckpt_log("object delete", rc);
+}
+
+void PDC_ckpt_kvtag_put(uint64_t owner, const pdc_kvtag_t *tag)
+{
+    struct ckpt_kvtag t;
+    int rc;
+    if (ckpt_g == NULL || tag == NULL || tag->name == NULL)
+        return;
+    t.name = tag->name;
+    t.type = tag->type;
+    t.size = tag->size;
+    t.value = tag->value;
+    if ((rc = ckpt_hook_kvtag_put(ckpt_g, owner, &t)) != 0)
+        ckpt_log("kvtag put", rc);
+}
+
+void PDC_ckpt_kvtag_delete(uint64_t owner, const char *name)
+{
+    int rc;
+    if (ckpt_g == NULL || name == NULL)
+        return;
+    if ((rc = ckpt_hook_kvtag_delete(ckpt_g, owner, name)) != 0)
+        ckpt_log("kvtag delete", rc);
+}
+
+void PDC_ckpt_cont_put(const pdc_cont_hash_table_entry_t *e)
+{
+    struct ckpt_cont c;
+    int rc;
+    if (ckpt_g == NULL || e->cont_id == 0)
+        return;
+    mark_seen(e->cont_id);
+    c.cont_id = e->cont_id;
+    c.cont_name = e->cont_name;
+    c.tags = e->tags;
+    if ((rc = ckpt_hook_cont_create(ckpt_g, &c)) != 0)
+        ckpt_log("container put", rc);
+}
+
+void PDC_ckpt_cont_delete(uint64_t cont_id)
+{
+    int rc;
+    if (ckpt_g == NULL)
+        return;
+    mark_seen(cont_id);
+    if ((rc = ckpt_hook_cont_delete(ckpt_g, cont_id)) != 0)
+        ckpt_log("container delete", rc);
+}
+
+void PDC_ckpt_cont_add_objs(uint64_t cont_id, const uint64_t *obj_ids, int n)
+{
+    int rc;
+    if (ckpt_g == NULL || n <= 0)
+        return;
+    if ((rc = ckpt_hook_cont_add_objs(ckpt_g, cont_id, obj_ids, (size_t)n)) != 0)
+        ckpt_log("container add objects", rc);
+}
+
+void PDC_ckpt_cont_remove_objs(uint64_t cont_id, const uint64_t *obj_ids, int n)
+{
+    int rc;
+    if (ckpt_g == NULL || n <= 0)
+        return;
+    if ((rc = ckpt_hook_cont_remove_objs(ckpt_g, cont_id, obj_ids, (size_t)n)) != 0)
+        ckpt_log("container remove objects", rc);
+}
+
+void PDC_ckpt_region_put(uint64_t obj_id, const region_list_t *r)
+{
+    struct ckpt_region c;
+    int rc;
+    if (ckpt_g == NULL || r == NULL || r->ndim < 1)
+        return;
+    region_to_ckpt(&c, obj_id, r);
+    if ((rc = ckpt_hook_region_put(ckpt_g, &c)) != 0)
+        ckpt_log("region put", rc);
+}

@@ -1,0 +1,76 @@
+/*
+ * pdc_ckpt_server.h - what PDC's own server (hpc-io/pdc 2e5de75a, patched
+ * with pdc-2e5de75a.patch) calls into pdc-ckpt. The patch includes this
+ * header and calls these functions under `#ifdef PDC_CKPT`; the code lives
+ * in pdc_ckpt_server.c, which PDC's CMake compiles into pdc_server_lib.
+ *
+ * Modes (read once at start-up, PDC_Server_init):
+ *   PDC_CKPT=off            the store is not opened; every function here is
+ *                           a no-op or says "not handled", so PDC runs its
+ *                           own fwrite checkpoint/restart unchanged.
+ *   default                 every mutation is logged to the rank's store
+ *                           ($PDC_TMPDIR/pdc-ckpt, PDC_CKPT_DIR to move it);
+ *                           close_server commits and closes the store.
+ *   PDC_CKPT_RESTART=map    (default) `pdc_server.exe restart` opens the
+ *                           store and is ready; records are faulted into
+ *                           PDC's tables on first lookup.
+ *   PDC_CKPT_RESTART=rebuild  restart refills PDC's tables at start.
+ *
+ * Every function runs on the RPC thread of PDC's single-threaded build
+ * (ENABLE_MULTITHREAD off, as PDC's CI builds it); none takes PDC's
+ * table mutexes. Errors of the store are logged to stderr with the
+ * function that failed; the server keeps serving.
+ */
+#ifndef PDC_CKPT_SERVER_H
+#define PDC_CKPT_SERVER_H
+
+#include <stdint.h>
+
+#include "pdc_client_server_common.h"
+#include "pdc_server_metadata.h"
+
+/* Start-up, in PDC_Server_init, where PDC restarts or initialises its
+ * hash tables. Returns 1 if the store took over (the tables are initialised
+ * and, on restart, filled or set to fault in), 0 if PDC must do its own
+ * start (PDC_CKPT=off, or the store could not be opened: logged), -1 if a
+ * restart from the store failed (logged; the server must not serve). */
+int PDC_ckpt_start(int is_restart);
+/* 1 if the store is open. */
+int PDC_ckpt_enabled(void);
+/* PDC_Server_gen_obj_id: a new id from the store's sequence. Returns 1 and
+ * sets *id, or 0 when the store is off (use PDC's counter). */
+int PDC_ckpt_new_id(uint64_t *id);
+
+/* Mutations: call after the in-memory change succeeded. */
+void PDC_ckpt_obj_create(const pdc_metadata_t *m);
+void PDC_ckpt_obj_update(const pdc_metadata_t *m);
+void PDC_ckpt_obj_delete(uint64_t obj_id);
+void PDC_ckpt_kvtag_put(uint64_t owner, const pdc_kvtag_t *tag);
+void PDC_ckpt_kvtag_delete(uint64_t owner, const char *name);
+/* Create, or replace after a legacy tag append. */
+void PDC_ckpt_cont_put(const pdc_cont_hash_table_entry_t *c);
+void PDC_ckpt_cont_delete(uint64_t cont_id);
+void PDC_ckpt_cont_add_objs(uint64_t cont_id, const uint64_t *obj_ids, int n);
+void PDC_ckpt_cont_remove_objs(uint64_t cont_id, const uint64_t *obj_ids, int n);
+void PDC_ckpt_region_put(uint64_t obj_id, const region_list_t *r);
+
+/* Periodic and on-request checkpoint (PDC_Server_checkpoint): returns 1 if
+ * the store committed (or failed, logged), 0 when the store is off. */
+int PDC_ckpt_checkpoint(void);
+/* close_server (PDC_Server_set_close): commit, close the store, dump PDC's
+ * IDIOMS index and transfer-request region table beside it. Returns 1 if
+ * handled, 0 when the store is off. */
+int PDC_ckpt_close(void);
+
+/* Map-form restart: make the records a lookup needs present in PDC's
+ * tables. No-ops unless the server restarted in map form. */
+void PDC_ckpt_fault_id(uint64_t id);                     /* object or container */
+void PDC_ckpt_fault_obj_name(const char *name, int32_t time_step);
+void PDC_ckpt_fault_cont_name(const char *name);
+void PDC_ckpt_fault_all(void);                            /* whole-table scans */
+
+/* IDIOMS: on a store restart the index is recovered from PDC's dump on the
+ * first DART request instead of before "Server ready". */
+void PDC_ckpt_idioms_ready(void);
+
+#endif /* PDC_CKPT_SERVER_H */
