@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 st=0
-setsid ctest --test-dir "$build" -L serial --timeout 120 >"$out" 2>&1 &
+setsid ctest --test-dir "$build" -L serial --timeout 300 >"$out" 2>&1 &
 PGID=$!
 wait "$PGID" || st=$?
 kill -KILL -- "-$PGID" 2>/dev/null || true # servers a failed test left behind
