@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckpt_hooks.h"
@@ -61,6 +62,13 @@ static void ckpt_log(const char *what, int rc)
 {
     fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s\n", pdc_server_rank_g, what,
             ckpt_errname(rc), ckpt_g ? ckpt_hooks_errmsg(ckpt_g) : "");
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ---- id table: seen ids (map form), id -> table entry (rebuild) ---- */
@@ -618,6 +626,7 @@ int PDC_ckpt_start(int is_restart)
         }
         rebuild = 1;
     }
+    double t0 = now_ms();
     if (PDC_Server_init_hash_table() != SUCCEED)
         return -1;
     if (rebuild) {
@@ -642,14 +651,15 @@ int PDC_ckpt_start(int is_restart)
     transfer_load();
     idioms_pending_g = 1;
     if (rebuild)
-        printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (rebuild): %" PRIu64
+        printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (rebuild) in %.1f ms: %" PRIu64
                " containers, %" PRIu64 " objects, %" PRIu64 " kvtags, %" PRIu64 " members, %" PRIu64
                " regions\n",
-               pdc_server_rank_g, ckpt_root_g, st.conts, st.objs, st.kvtags, st.members, st.regions);
+               pdc_server_rank_g, ckpt_root_g, now_ms() - t0, st.conts, st.objs, st.kvtags,
+               st.members, st.regions);
     else
-        printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (map): records fault in on "
-               "first use\n",
-               pdc_server_rank_g, ckpt_root_g);
+        printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (map) in %.1f ms: records "
+               "fault in on first use\n",
+               pdc_server_rank_g, ckpt_root_g, now_ms() - t0);
     return 1;
 }
 
@@ -678,6 +688,7 @@ int PDC_ckpt_checkpoint(void)
 int PDC_ckpt_close(void)
 {
     int rc;
+    double t0 = now_ms();
     if (ckpt_g == NULL)
         return 0;
     if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
@@ -695,7 +706,8 @@ int PDC_ckpt_close(void)
     if (!idioms_pending_g)
         metadata_index_dump(pdc_server_tmp_dir_g, (uint32_t)pdc_server_rank_g);
     if (pdc_server_rank_g == 0)
-        printf("==PDC_SERVER[0]: pdc-ckpt store closed [%s]\n", ckpt_root_g);
+        printf("==PDC_SERVER[0]: pdc-ckpt store closed [%s] in %.1f ms\n", ckpt_root_g,
+               now_ms() - t0);
     return 1;
 }
 

@@ -502,6 +502,46 @@ static void test_kvtags_on_objects_and_containers(void **state)
 /* containers                                                          */
 /* ------------------------------------------------------------------ */
 
+/* ckpt_hooks_foreach_id: what a map-form server walks to answer a scan of
+ * its whole table (server_hooks/pdc faults every record in with it). */
+static void test_foreach_id_lists_every_object_and_container(void **state)
+{
+    ckpt_hooks *h = open_h(state);
+    uint64_t c = new_id(h), o[4];
+    struct ckpt_cont cont = {c, "/ids", ""};
+    HTU_OK(ckpt_hook_cont_create(h, &cont));
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        o[i] = new_id(h);
+        snprintf(name, sizeof name, "/ids/o%d", i);
+        struct ckpt_obj ob = mk_obj(o[i], c, name, 0);
+        HTU_OK(ckpt_hook_obj_create(h, &ob));
+    }
+    HTU_OK(ckpt_hook_obj_delete(h, o[2]));
+    close_h(h);
+
+    h = map_h(state);
+    ckpt_hooks_read *r;
+    struct ids s;
+    HTU_OK(ckpt_hooks_read_begin(&r, h));
+    memset(&s, 0, sizeof s);
+    HTU_OK(ckpt_hooks_foreach_id(r, 0, cb_id, &s));
+    uint64_t objs[3] = {o[0], o[1], o[3]};
+    assert_ids(&s, objs, 3);
+    memset(&s, 0, sizeof s);
+    HTU_OK(ckpt_hooks_foreach_id(r, 1, cb_id, &s));
+    assert_ids(&s, &c, 1);
+    /* a callback's stop value comes back and ends the walk */
+    memset(&s, 0, sizeof s);
+    s.stop_after = 1;
+    assert_int_equal(ckpt_hooks_foreach_id(r, 0, cb_id, &s), 7);
+    assert_int_equal(s.n, 1);
+    HTU_RC(CKPT_E_INVAL, ckpt_hooks_foreach_id(NULL, 0, cb_id, &s));
+    HTU_RC(CKPT_E_INVAL, ckpt_hooks_foreach_id(r, 0, NULL, &s));
+    ckpt_hooks_read_end(r);
+    close_h(h);
+}
+
 static void test_containers_create_delete_add_remove(void **state)
 {
     ckpt_hooks *h = open_h(state);
@@ -1445,6 +1485,7 @@ int main(void)
         T(test_large_records_take_the_heap_path),
         T(test_kvtags_on_objects_and_containers),
         T(test_containers_create_delete_add_remove),
+        T(test_foreach_id_lists_every_object_and_container),
         T(test_regions_put_replace_delete_with_histograms),
         T(test_rebuild_visits_every_record_once),
         T(test_rebuild_stops_on_a_callback_error),

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# srv_roundtrip.sh - one write / close_server / restart / read-back round
+# trip of the patched PDC server built by build-pdc.sh, with timings.
+#
+#   tools/pdc/srv_roundtrip.sh PREFIX [options]
+#     --servers R      server ranks (mpiexec -n R; default 1)
+#     --objects N      objects written (default 20)
+#     --tags T         int tags per object (default 5)
+#     --check K        read back only objects o0..o<K-1> (default: all N)
+#     --restart FORMS  map | rebuild | pdc (PDC_CKPT=off: PDC's own
+#                      checkpoint file; default map). A comma list of map
+#                      and rebuild restarts the same store once per form.
+#     --kill           SIGKILL the server during a tag loop instead of
+#                      close_server, restart, and check every acknowledged put
+#                      (with PDC_CKPT_COMMIT_EVERY=1: each put commits before
+#                      its answer)
+#     --keep DIR       run in DIR and keep it (default: a temporary directory)
+#
+# CKPT_INSPECT names ckpt-inspect (default PREFIX/bin/ckpt-inspect), run
+# as `ckpt-inspect verify` on the store at the end.
+# Prints "ready_s", "write_s", "close_s", "restart_ready_s[form]",
+# "read_s[form]" lines (wall seconds, server readiness by polling its log
+# every 10 ms), the server's VmHWM before each close, the size of
+# PDC_TMPDIR after the first close, and the client's checks.
+# Only one PDC instance fits on a machine (port 7000 + rank): run it under
+# `flock /work/pdc-port.lock` when others may run PDC. Servers are stopped by
+# PID, every wait has a timeout. Exit status: 0 if every check passed.
+set -uo pipefail
+
+PREFIX=${1:?usage: srv_roundtrip.sh PREFIX [--servers R] [--objects N] [--tags T] [--restart map|rebuild|pdc] [--kill] [--keep DIR]}
+shift
+R=1 N=20 T=5 FORM=map KILL=0 KEEP= K=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --servers) R=$2; shift 2 ;;
+        --objects) N=$2; shift 2 ;;
+        --tags) T=$2; shift 2 ;;
+        --check) K=$2; shift 2 ;;
+        --restart) FORM=$2; shift 2 ;;
+        --kill) KILL=1; shift ;;
+        --keep) KEEP=$2; shift 2 ;;
+        *) echo "srv_roundtrip.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+case ",$FORM," in
+    ,pdc,) ;;
+    *,pdc,*) echo "srv_roundtrip.sh: --restart pdc cannot be combined with store forms" >&2; exit 2 ;;
+    *) for f in ${FORM//,/ }; do
+           case "$f" in map | rebuild) ;; *) echo "srv_roundtrip.sh: --restart map|rebuild|pdc, not '$f'" >&2; exit 2 ;; esac
+       done ;;
+esac
+PREFIX=$(cd "$PREFIX" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$HERE/../../server_hooks/pdc/srv_check.c
+[ -x "$PREFIX/bin/pdc_server.exe" ] || { echo "no $PREFIX/bin/pdc_server.exe: run build-pdc.sh" >&2; exit 2; }
+
+if [ -n "$KEEP" ]; then
+    mkdir -p "$KEEP" && W=$(cd "$KEEP" && pwd)
+else
+    W=$(mktemp -d /tmp/srv_roundtrip.XXXXXX)
+fi
+CLIENT=$W/srv_check
+mpicc -O2 -I"$PREFIX/include" "$SRC" -o "$CLIENT" -L"$PREFIX/lib" -lpdc -lpdc_commons \
+    -Wl,-rpath,"$PREFIX/lib" || exit 2
+
+export UCX_TLS=self,sm HG_TRANSPORT=ofi+tcp PDC_TMPDIR=$W/pdc_tmp
+export LD_LIBRARY_PATH=$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ "$FORM" = pdc ] && export PDC_CKPT=off
+# --kill: every put commits before it is answered, so every acknowledged put
+# must survive the SIGKILL (by default commits come every 1000 puts or 100 ms)
+[ "$KILL" = 1 ] && export PDC_CKPT_COMMIT_EVERY=1
+cd "$W" || exit 2
+SERVER_PID=
+status=0
+
+now() { date +%s.%N; }
+stop_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    kill -0 "$SERVER_PID" 2> /dev/null && kill -KILL "$SERVER_PID" 2> /dev/null
+    wait "$SERVER_PID" 2> /dev/null
+    SERVER_PID=
+}
+trap stop_server EXIT
+
+# start_server LOG [restart]: start, wait for "Server ready" (every rank
+# prints it after a barrier), set SECS to the seconds it took.
+# client TIMEOUT ARGS... : run the check client; end it if the server dies
+# (a client whose server died waits forever on its RPC).
+client() {
+    local t=$1 c
+    shift
+    timeout -s KILL "$t" "$CLIENT" "$@" 0<&0 &
+    c=$!
+    while kill -0 "$c" 2> /dev/null; do
+        if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2> /dev/null; then
+            sleep 1
+            kill -KILL "$c" 2> /dev/null
+            echo "srv_check: the server died" >&2
+            break
+        fi
+        sleep 0.05
+    done
+    wait "$c"
+}
+
+SECS=
+start_server() {
+    local log=$1 t0 i
+    shift
+    t0=$(now)
+    if [ "$R" -gt 1 ]; then
+        mpiexec -n "$R" "$PREFIX/bin/pdc_server.exe" "$@" > "$log" 2>&1 &
+    else
+        "$PREFIX/bin/pdc_server.exe" "$@" > "$log" 2>&1 &
+    fi
+    SERVER_PID=$!
+    for i in $(seq 6000); do
+        if grep -q "Server ready" "$log"; then
+            SECS=$(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }")
+            return 0
+        fi
+        kill -0 "$SERVER_PID" 2> /dev/null || break
+        sleep 0.01
+    done
+    echo "server did not become ready (log $log):" >&2
+    tail -20 "$log" >&2
+    return 1
+}
+
+# close_server LOG: close_server, wait for the server to exit; SECS = wall
+# seconds from close_server's start to the server's exit.
+close_server() {
+    local t0 t1 rc
+    t0=$(now)
+    timeout 60 "$PREFIX/bin/close_server" > "$1" 2>&1 || { echo "close_server failed" >&2; return 1; }
+    timeout 60 bash -c "while kill -0 $SERVER_PID 2>/dev/null; do sleep 0.01; done"
+    t1=$(now)
+    wait "$SERVER_PID"
+    rc=$?
+    SERVER_PID=
+    SECS=$(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }")
+    return $rc
+}
+
+start_server server0.log || exit 1
+echo "ready_s $SECS"
+if [ "$KILL" = 1 ]; then
+    timeout -s KILL 120 "$CLIENT" loop "$N" > loop.out 2>&1 &
+    CPID=$!
+    for i in $(seq 3000); do
+        [ "$(grep -c '^acked' loop.out)" -ge $((N / 2)) ] && break
+        kill -0 "$CPID" 2> /dev/null || break
+        sleep 0.01
+    done
+    kill -KILL "$SERVER_PID"
+    wait "$SERVER_PID" 2> /dev/null
+    SERVER_PID=
+    kill "$CPID" 2> /dev/null
+    wait "$CPID" 2> /dev/null
+    last=$(grep '^acked' loop.out | tail -1 | cut -d' ' -f2)
+    echo "killed after acked ${last:-none}"
+    [ -n "$last" ] || exit 1
+else
+    t0=$(now)
+    client 3600 write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
+    echo "write_s $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }") ($N objects x $T tags)"
+    tail -1 write.out
+    rss=$(awk '/VmHWM/ { print $2 }' /proc/"$SERVER_PID"/status 2> /dev/null)
+    close_server close0.log || status=1
+    echo "close_s $SECS (server VmHWM ${rss:-?} kB)"
+    du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
+fi
+# one restart per form named in --restart (map,rebuild,...: the same store
+# restarted again); only the first read creates the object "fresh"
+n=0
+for f in ${FORM//,/ }; do
+    n=$((n + 1))
+    [ "$f" = rebuild ] && export PDC_CKPT_RESTART=rebuild
+    [ "$f" = map ] && export PDC_CKPT_RESTART=map
+    start_server server$n.log restart || exit 1
+    echo "restart_ready_s[$f] $SECS"
+    grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server$n.log | head -3
+    if [ "$KILL" = 1 ]; then
+        client 120 loopread "$last" > read$n.out 2>&1 || status=1
+    else
+        t0=$(now)
+        client 600 read "${K:-$N}" "$T" $([ $n -gt 1 ] && echo nofresh) < write.out > read$n.out 2>&1 || status=1
+        echo "read_s[$f] $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }") (${K:-$N} objects)"
+        client 600 query 0 < write.out > query$n.out 2>&1 || status=1
+        grep -h "FAIL\|check(s) failed\|died" query$n.out
+    fi
+    grep -h "FAIL\|check(s) failed\|^id fresh\|died" read$n.out
+    rss=$(awk '/VmHWM/ { print $2 }' /proc/"$SERVER_PID"/status 2> /dev/null)
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2> /dev/null; then
+        close_server close$n.log || status=1
+        echo "close_s[$f] $SECS (server VmHWM ${rss:-?} kB)"
+    else
+        echo "the restarted server died (server$n.log)"
+        status=1
+    fi
+done
+INSPECT=${CKPT_INSPECT:-$PREFIX/bin/ckpt-inspect}
+if [ "$FORM" != pdc ]; then
+    "$INSPECT" verify "$PDC_TMPDIR/pdc-ckpt" > verify.out 2>&1 ||
+        { echo "ckpt-inspect verify failed:"; cat verify.out; status=1; }
+    echo "verify: $(tail -1 verify.out)"
+fi
+[ -n "$KEEP" ] || rm -rf "$W"
+echo "srv_roundtrip: $([ $status = 0 ] && echo PASS || echo FAIL)"
+exit $status
