@@ -243,16 +243,25 @@ static void check_tag(const char *owner, const struct tagval *want, void *value,
               (int)want->type);
 }
 
-static void check_obj_tag(pdcid_t obj, const char *owner, const struct tagval *want)
+/* PDCobj_get_tag and PDCcont_get_tag have the same signature */
+typedef perr_t (*get_tag_fn)(pdcid_t, char *, void **, pdc_var_type_t *, psize_t *);
+
+static void check_get_tag(get_tag_fn get, pdcid_t id, const char *owner,
+                          const struct tagval *want)
 {
     void *value = NULL;
     pdc_var_type_t type = PDC_UNKNOWN;
     psize_t size = 0;
-    perr_t rc = PDCobj_get_tag(obj, (char *)want->name, &value, &type, &size);
-    CHECK(rc == SUCCEED, "%s: PDCobj_get_tag(%s) failed", owner, want->name);
+    perr_t rc = get(id, (char *)want->name, &value, &type, &size);
+    CHECK(rc == SUCCEED, "%s: get of kvtag %s failed", owner, want->name);
     if (rc == SUCCEED)
         check_tag(owner, want, value, type, size);
     free(value);
+}
+
+static void check_obj_tag(pdcid_t obj, const char *owner, const struct tagval *want)
+{
+    check_get_tag(PDCobj_get_tag, obj, owner, want);
 }
 
 static void check_obj_tag_absent(pdcid_t obj, const char *owner, const char *name)
@@ -263,18 +272,6 @@ static void check_obj_tag_absent(pdcid_t obj, const char *owner, const char *nam
     perr_t rc = PDCobj_get_tag(obj, (char *)name, &value, &type, &size);
     CHECK(rc == SUCCEED && size == 0 && value == NULL,
           "%s [%s]: deleted kvtag is back (size %" PRIu64 ")", owner, name, (uint64_t)size);
-    free(value);
-}
-
-static void check_cont_tag(pdcid_t cont, const char *owner, const struct tagval *want)
-{
-    void *value = NULL;
-    pdc_var_type_t type = PDC_UNKNOWN;
-    psize_t size = 0;
-    perr_t rc = PDCcont_get_tag(cont, (char *)want->name, &value, &type, &size);
-    CHECK(rc == SUCCEED, "%s: PDCcont_get_tag(%s) failed", owner, want->name);
-    if (rc == SUCCEED)
-        check_tag(owner, want, value, type, size);
     free(value);
 }
 
@@ -442,7 +439,7 @@ static int cmd_read(int nobj, const char *path, const char *newname)
               PDCcont_get_info(name)->meta_id, e ? e->id : 0);
         cont_tags(ct, c);
         for (int k = 0; k < CONT_TAGS; k++)
-            check_cont_tag(cont[c], name, &ct[k]);
+            check_get_tag(PDCcont_get_tag, cont[c], name, &ct[k]);
         {
             void *value = NULL;
             pdc_var_type_t type = PDC_UNKNOWN;
@@ -751,30 +748,23 @@ int main(int argc, char **argv)
     }
     for (int a = 2; a < argc; a++) {
         const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
+        const struct {
+            const char *opt;
+            long *num;
+            const char **str;
+        } opts[] = {{"--objects", &objects, NULL}, {"--tags", &tags, NULL},
+                    {"--count", &count, NULL},     {"--pause-after", &pause_after, NULL},
+                    {"--acked", &acked, NULL},     {"--manifest", NULL, &manifest},
+                    {"--new", NULL, &newname},     {"--ack", NULL, &ack},
+                    {"--name", NULL, &name},       {"--tag", NULL, &tag},
+                    {"--cont", NULL, &cont}};
         long *num = NULL;
         const char **str = NULL;
-        if (strcmp(opt, "--objects") == 0)
-            num = &objects;
-        else if (strcmp(opt, "--tags") == 0)
-            num = &tags;
-        else if (strcmp(opt, "--count") == 0)
-            num = &count;
-        else if (strcmp(opt, "--pause-after") == 0)
-            num = &pause_after;
-        else if (strcmp(opt, "--acked") == 0)
-            num = &acked;
-        else if (strcmp(opt, "--manifest") == 0)
-            str = &manifest;
-        else if (strcmp(opt, "--new") == 0)
-            str = &newname;
-        else if (strcmp(opt, "--ack") == 0)
-            str = &ack;
-        else if (strcmp(opt, "--name") == 0)
-            str = &name;
-        else if (strcmp(opt, "--tag") == 0)
-            str = &tag;
-        else if (strcmp(opt, "--cont") == 0)
-            str = &cont;
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
+            if (strcmp(opt, opts[k].opt) == 0) {
+                num = opts[k].num;
+                str = opts[k].str;
+            }
         if (val == NULL || (num == NULL && str == NULL) ||
             (num != NULL && parse_long(val, num) != 0)) {
             fprintf(stderr, "pdc-ckpt-client: bad option or value: %s\n", opt);
