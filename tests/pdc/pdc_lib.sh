@@ -68,8 +68,10 @@ pdc_kill_tree() {
     kill "-$2" $pids 2>/dev/null || true
 }
 
+# pdc_cleanup [STATUS]: the EXIT trap (STATUS: the script's, when another
+# trap calls it)
 pdc_cleanup() {
-    local rc=$?
+    local rc=${1:-$?}
     if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
         echo "cleanup: killing server PID $SERVER_PID and its children"
         pdc_kill_tree "$SERVER_PID" KILL
@@ -94,7 +96,19 @@ pdc_cleanup() {
 pdc_start() {
     local np=$1 log=$2 mode=${3:-}
     SERVER_LOG=$log
-    local t0 now
+    local t0 now r
+    # Servers listen on 7000 + rank, a client (MPI rank 0) on 8000. Another
+    # PDC on this machine that did not take PDC_CKPT_PORT_LOCK would take
+    # our clients or refuse them: say so instead of failing obscurely.
+    for r in $(seq 0 $((np - 1))) client; do
+        local port=$((7000 + r % 32))
+        [ "$r" = client ] && port=8000
+        if ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; then
+            echo "FAIL: port $port is in use: another PDC server or client runs on this machine"
+            ss -Hltnp "sport = :$port" 2>/dev/null
+            return 1
+        fi
+    done
     t0=$(date +%s.%N)
     (cd "$PDC_WORK" && exec "$MPIEXEC" -n "$np" "$PDC_PREFIX/bin/pdc_server.exe" $mode) \
         >"$log" 2>&1 &

@@ -28,7 +28,7 @@ kill_client() {
     wait "$CLIENT_PID" 2>/dev/null || true
     CLIENT_PID=
 }
-trap 'rc=$?; kill_client; (exit $rc); pdc_cleanup' EXIT
+trap 'rc=$?; kill_client; pdc_cleanup "$rc"' EXIT
 
 pdc_start "$np" "$PDC_WORK/server0.log"
 (cd "$PDC_WORK" && exec timeout -k 5 300 "$client" putloop --count 10000000 \
