@@ -96,13 +96,12 @@ pdc_cleanup() {
 pdc_start() {
     local np=$1 log=$2 mode=${3:-}
     SERVER_LOG=$log
-    local t0 now r
+    local t0 now
     # Servers listen on 7000 + rank, a client (MPI rank 0) on 8000. Another
     # PDC on this machine that did not take PDC_CKPT_PORT_LOCK would take
     # our clients or refuse them: say so instead of failing obscurely.
-    for r in $(seq 0 $((np - 1))) client; do
-        local port=$((7000 + r % 32))
-        [ "$r" = client ] && port=8000
+    local port
+    for port in $(seq 7000 $((7000 + np - 1))) 8000; do
         if ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; then
             echo "FAIL: port $port is in use: another PDC server or client runs on this machine"
             ss -Hltnp "sport = :$port" 2>/dev/null
