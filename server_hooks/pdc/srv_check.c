@@ -12,6 +12,7 @@
  *                          (ids of the write run on stdin as "id NAME ID").
  *   srv_check query 0      kvtag query s == "hello" must answer o0's id alone
  *                          (ids of the write run on stdin).
+ *   srv_check lookup NAME TAG  times opening object NAME and getting TAG.
  *   srv_check loop N       puts tags k<i> = i on object "loop" one by one and
  *                          prints "acked i" after each (SIGKILL test).
  *   srv_check loopread M   checks k0..k<M> on "loop" (M: last acked).
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pdc.h"
 
@@ -187,6 +189,27 @@ static int do_query(void)
     return 0;
 }
 
+/* Time the first lookup: open object NAME and get its tag TAG. */
+static int do_lookup(pdcid_t pdc, const char *name, const char *tag)
+{
+    struct timespec t0, t1;
+    void *v = NULL;
+    pdc_var_type_t type;
+    psize_t size = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pdcid_t obj = PDCobj_open(name, pdc);
+    perr_t rc = obj > 0 ? PDCobj_get_tag(obj, (char *)tag, &v, &type, &size) : FAIL;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(obj > 0, "open %s", name);
+    CHECK(rc == SUCCEED && v != NULL && size > 0, "%s.%s", name, tag);
+    printf("lookup_ms %.3f (%s.%s, %u bytes)\n",
+           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6, name, tag,
+           (unsigned)size);
+    if (obj > 0)
+        PDCobj_close(obj);
+    return 0;
+}
+
 static int do_loop(pdcid_t pdc, int n)
 {
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
@@ -220,7 +243,7 @@ static int do_loopread(pdcid_t pdc, int m)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: srv_check write|read N T | query 0 | loop N | loopread M\n");
+        fprintf(stderr, "usage: srv_check write|read N T | query 0 | lookup NAME TAG | loop N | loopread M\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -232,6 +255,8 @@ int main(int argc, char **argv)
         do_read(pdc, n, t, !(argc > 4 && strcmp(argv[4], "nofresh") == 0));
     else if (strcmp(argv[1], "query") == 0)
         do_query();
+    else if (strcmp(argv[1], "lookup") == 0 && argc > 3)
+        do_lookup(pdc, argv[2], argv[3]);
     else if (strcmp(argv[1], "loop") == 0)
         do_loop(pdc, n);
     else if (strcmp(argv[1], "loopread") == 0)

@@ -14,6 +14,11 @@
 #                      close_server, restart, and check every acknowledged put
 #                      (with PDC_CKPT_COMMIT_EVERY=1: each put commits before
 #                      its answer)
+#     --from-store DIR restart from a copy of an existing store root (e.g.
+#                      one ckpt-workload wrote) instead of writing through
+#                      PDC; needs --lookup
+#     --lookup NAME TAG after each restart, time opening NAME and getting
+#                      TAG (the first lookup) instead of the full read-back
 #     --keep DIR       run in DIR and keep it (default: a temporary directory)
 #
 # CKPT_INSPECT names ckpt-inspect (default PREFIX/bin/ckpt-inspect), run
@@ -29,7 +34,7 @@ set -uo pipefail
 
 PREFIX=${1:?usage: srv_roundtrip.sh PREFIX [--servers R] [--objects N] [--tags T] [--restart map|rebuild|pdc] [--kill] [--keep DIR]}
 shift
-R=1 N=20 T=5 FORM=map KILL=0 KEEP= K=
+R=1 N=20 T=5 FORM=map KILL=0 KEEP= K= FROM= LNAME= LTAG=
 while [ $# -gt 0 ]; do
     case "$1" in
         --servers) R=$2; shift 2 ;;
@@ -38,6 +43,8 @@ while [ $# -gt 0 ]; do
         --check) K=$2; shift 2 ;;
         --restart) FORM=$2; shift 2 ;;
         --kill) KILL=1; shift ;;
+        --from-store) FROM=$2; shift 2 ;;
+        --lookup) LNAME=$2; LTAG=$3; shift 3 ;;
         --keep) KEEP=$2; shift 2 ;;
         *) echo "srv_roundtrip.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -75,8 +82,15 @@ status=0
 
 now() { date +%s.%N; }
 stop_server() {
+    local i
     [ -n "$SERVER_PID" ] || return 0
-    kill -0 "$SERVER_PID" 2> /dev/null && kill -KILL "$SERVER_PID" 2> /dev/null
+    # mpiexec forwards TERM to its ranks; KILL would orphan them
+    kill -TERM "$SERVER_PID" 2> /dev/null
+    for i in $(seq 50); do
+        kill -0 "$SERVER_PID" 2> /dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$SERVER_PID" 2> /dev/null
     wait "$SERVER_PID" 2> /dev/null
     SERVER_PID=
 }
@@ -84,18 +98,25 @@ trap stop_server EXIT
 
 # start_server LOG [restart]: start, wait for "Server ready" (every rank
 # prints it after a barrier), set SECS to the seconds it took.
-# client TIMEOUT ARGS... : run the check client; end it if the server dies
-# (a client whose server died waits forever on its RPC).
+# client TIMEOUT ARGS... : run the check client; end it (by its PID) after
+# TIMEOUT seconds or when the server dies (a client whose server died waits
+# forever on its RPC).
 client() {
-    local t=$1 c
+    local t=$1 c end
     shift
-    timeout -s KILL "$t" "$CLIENT" "$@" 0<&0 &
+    "$CLIENT" "$@" 0<&0 &
     c=$!
+    end=$(($(date +%s) + t))
     while kill -0 "$c" 2> /dev/null; do
         if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2> /dev/null; then
             sleep 1
             kill -KILL "$c" 2> /dev/null
             echo "srv_check: the server died" >&2
+            break
+        fi
+        if [ "$(date +%s)" -ge "$end" ]; then
+            kill -KILL "$c" 2> /dev/null
+            echo "srv_check: timed out after $t s" >&2
             break
         fi
         sleep 0.05
@@ -142,10 +163,18 @@ close_server() {
     return $rc
 }
 
-start_server server0.log || exit 1
-echo "ready_s $SECS"
-if [ "$KILL" = 1 ]; then
-    timeout -s KILL 120 "$CLIENT" loop "$N" > loop.out 2>&1 &
+if [ -n "$FROM" ]; then
+    [ -n "$LNAME" ] || { echo "srv_roundtrip.sh: --from-store needs --lookup" >&2; exit 2; }
+    mkdir -p "$PDC_TMPDIR" && cp -a "$FROM" "$PDC_TMPDIR/pdc-ckpt" || exit 2
+    du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
+else
+    start_server server0.log || exit 1
+    echo "ready_s $SECS"
+fi
+if [ -n "$FROM" ]; then
+    :
+elif [ "$KILL" = 1 ]; then
+    "$CLIENT" loop "$N" > loop.out 2>&1 &
     CPID=$!
     for i in $(seq 3000); do
         [ "$(grep -c '^acked' loop.out)" -ge $((N / 2)) ] && break
@@ -155,7 +184,7 @@ if [ "$KILL" = 1 ]; then
     kill -KILL "$SERVER_PID"
     wait "$SERVER_PID" 2> /dev/null
     SERVER_PID=
-    kill "$CPID" 2> /dev/null
+    kill -KILL "$CPID" 2> /dev/null
     wait "$CPID" 2> /dev/null
     last=$(grep '^acked' loop.out | tail -1 | cut -d' ' -f2)
     echo "killed after acked ${last:-none}"
@@ -180,7 +209,10 @@ for f in ${FORM//,/ }; do
     start_server server$n.log restart || exit 1
     echo "restart_ready_s[$f] $SECS"
     grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server$n.log | head -3
-    if [ "$KILL" = 1 ]; then
+    if [ -n "$LNAME" ]; then
+        client 600 lookup "$LNAME" "$LTAG" > read$n.out 2>&1 || status=1
+        grep -h "^lookup_ms" read$n.out | sed "s/^lookup_ms/lookup_ms[$f]/"
+    elif [ "$KILL" = 1 ]; then
         client 120 loopread "$last" > read$n.out 2>&1 || status=1
     else
         t0=$(now)
