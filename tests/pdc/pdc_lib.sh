@@ -27,7 +27,8 @@ pdc_take_port_lock() {
 # pdc_setup PREFIX [WORKDIR]: environment for servers and clients; without
 # WORKDIR a fresh temporary one, removed at exit
 pdc_setup() {
-    PDC_PREFIX=$1
+    # servers and clients run in the work directory: absolute paths
+    PDC_PREFIX=$(cd "$1" && pwd) || { echo "FAIL: no PDC prefix $1"; exit 1; }
     PDC_WORK=${2:-}
     PDC_WORK_TMP=
     if [ -z "$PDC_WORK" ]; then

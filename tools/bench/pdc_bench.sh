@@ -26,6 +26,7 @@ pdc_take_port_lock "$0" "$@"
 
 prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [--np \"1 2\"] [--raw FILE]}
 client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
+client=$(realpath "$client")
 shift 2
 runs=3 sizes="1000x10 10000x100 100000x10" nps="1 2" raw=
 while [ $# -gt 0 ]; do
