@@ -73,6 +73,9 @@ pdc_kill_tree() {
 # trap calls it)
 pdc_cleanup() {
     local rc=${1:-$?}
+    if [ -n "${CLIENT_RUNNING:-}" ] && kill -0 "$CLIENT_RUNNING" 2>/dev/null; then
+        pdc_kill_tree "$CLIENT_RUNNING" KILL # a client the script was waiting for
+    fi
     if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
         echo "cleanup: killing server PID $SERVER_PID and its children"
         pdc_kill_tree "$SERVER_PID" KILL
@@ -137,6 +140,7 @@ pdc_start() {
 pdc_client() {
     (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@") &
     local cpid=$! st=0
+    CLIENT_RUNNING=$cpid
     while kill -0 "$cpid" 2>/dev/null; do
         if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
             sleep 0.5 # a client that just finished is not killed for nothing
@@ -144,12 +148,14 @@ pdc_client() {
                 echo "FAIL: the server died while a client ran ($1)" >&2
                 pdc_kill_tree "$cpid" KILL
                 wait "$cpid" 2>/dev/null || true
+                CLIENT_RUNNING=
                 return 1
             fi
         fi
         sleep 0.05
     done
     wait "$cpid" || st=$?
+    CLIENT_RUNNING=
     return "$st"
 }
 
