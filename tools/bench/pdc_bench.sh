@@ -9,7 +9,7 @@
 # everything under PDC_TMPDIR); restart to "Server ready"; the first lookup
 # after it (PDCobj_open + PDCobj_get_tag of o0/t0, after PDCinit); close.
 # Prints one line per run, then min/median/max per configuration as a
-# Markdown table (docs/BENCHMARKS.md, "PDC's real server").
+# Markdown table (docs/BENCHMARKS.md §9, "PDC's real server").
 #
 # usage: tools/bench/pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes "NxT ..."]
 #        [--np "1 2"] [--raw FILE]
