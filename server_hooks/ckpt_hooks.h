@@ -123,9 +123,14 @@ struct ckpt_hooks_opts {
      * whose local environment is gone (node replaced) starts from the
      * shared copy. NULL: off. */
     const char *shared_root;
+    /* Progress of long operations (re-homing: old environments read by
+     * this rank so far, of how many), called between environments; the
+     * library itself never prints. NULL: off. */
+    void (*progress)(void *progress_arg, uint64_t done, uint64_t total);
+    void *progress_arg;
 };
 #define CKPT_HOOKS_OPTS_INIT                                                    \
-    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL}
+    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL, NULL, NULL}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the

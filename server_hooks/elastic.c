@@ -567,9 +567,13 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
             err = rc;
         }
     }
+    uint64_t mine = x->me < x->p_old ? (uint64_t)(x->p_old - 1 - x->me) / (uint64_t)x->p_new + 1 : 0,
+             done = 0;
     for (int i = x->me; err == 0 && i < x->p_old; i += x->p_new) {
         if ((rc = read_env(x, o->store_root, i, &err)) != 0 && !err)
             err = rc;
+        if (o->progress)
+            o->progress(o->progress_arg, ++done, mine);
     }
     fault_point("rehome-copy", x->me);
     /* keep taking part in rounds until every rank has sent everything */

@@ -256,6 +256,70 @@ else
     fail "NaN/Infinity bits: decode $rc, encode $rc2: $(cat "$tmp/nanf.json" "$tmp/err" "$tmp/err2")"
 fi
 
+# encode refuses every integer no BULKI type can hold (json-c alone would
+# clamp it to the nearest 64-bit bound), and every out-of-range value of
+# its type, naming the element's JSON path; the bounds themselves encode.
+range_case() { # JSON PATH WHAT
+    printf '%s\n' "$1" >"$tmp/range.json"
+    rm -f "$tmp/range.bin"
+    rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/range.json" "$tmp/range.bin")
+    if [ "$rc" != 1 ] || [ -e "$tmp/range.bin" ]; then
+        fail "out of range ($1): exit $rc, expected 1 and no output"
+    elif [ "$(nonblank "$tmp/err")" != 1 ] || ! grep -qF "range.json: $2: " "$tmp/err" ||
+        ! grep -qF -- "$3" "$tmp/err"; then
+        fail "out of range ($1): message lacks path $2 or \"$3\": $(cat "$tmp/err")"
+    else
+        ok
+    fi
+}
+ent() { printf '{"type":"%s","class":"%s","value":%s}' "$1" "$2" "$3"; }
+range_case "$(ent PDC_UINT64 item 18446744073709551616)" '$.value' "18446744073709551616 is out of range"
+range_case "$(ent PDC_SIZE_T array '[1,99999999999999999999999]')" '$.value[1]' "out of range"
+range_case "$(ent PDC_INT64 item -9223372036854775809)" '$.value' "-9223372036854775809 is out of range"
+range_case "$(ent PDC_INT64 item 9223372036854775808)" '$.value' "out of range for PDC_INT64"
+range_case "$(ent PDC_UINT64 item -1)" '$.value' "out of range for PDC_UINT64"
+range_case "$(ent PDC_INT8 array '[0,128]')" '$.value[1]' "out of range for PDC_INT8"
+range_case "$(ent PDC_DOUBLE item 100000000000000000000)" '$.value' "is out of range"
+# json-c also takes comments: they are not elements
+range_case "$(ent PDC_UINT64 array '[1, /* c, d */ 18446744073709551616 // e
+]')" '$.value[1]' "18446744073709551616 is out of range"
+range_case "{\"bulki\":[{\"key\":$(ent PDC_STRING item '"k"'),\"value\":$(ent PDC_INT64 array '[1,-18446744073709551616]')}]}" \
+    '$.bulki[0].value.value[1]' "-18446744073709551616 is out of range"
+printf '[%s,%s,%s]' "$(ent PDC_UINT64 item 18446744073709551615)" "$(ent PDC_SIZE_T item 18446744073709551615)" \
+    "$(ent PDC_INT64 item -9223372036854775808)" >"$tmp/bounds.json"
+printf '{"type":"PDC_BULKI_ENT","class":"array","value":%s}\n' "$(cat "$tmp/bounds.json")" >"$tmp/bounds.json"
+rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/bounds.json" "$tmp/bounds.bin")
+rc2=$(run "$tmp/bounds.out" "$tmp/err2" "$bulki" decode --entity "$tmp/bounds.bin")
+if [ "$rc" = 0 ] && [ "$rc2" = 0 ] && grep -c 18446744073709551615 "$tmp/bounds.out" | grep -qx 2 &&
+    grep -q -- -9223372036854775808 "$tmp/bounds.out"; then
+    ok
+else
+    fail "64-bit bounds: encode $rc, decode $rc2: $(cat "$tmp/err" "$tmp/err2" "$tmp/bounds.out")"
+fi
+
+# Strings that are not UTF-8 decode as {"hex": ...} (strict JSON, which
+# python3 reads as UTF-8) and encode back to the same bytes; valid UTF-8
+# stays a string.
+strict() { python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$1" 2>/dev/null; }
+printf '{"bulki":[{"key":%s,"value":%s},{"key":%s,"value":%s}]}\n' \
+    "$(ent PDC_STRING item '{"hex":"6f62ff"}')" "$(ent PDC_STRING item '{"hex":"c0af"}')" \
+    "$(ent PDC_STRING item '"caf\u00e9"')" "$(ent PDC_STRING item '{"hex":"e282ac"}')" >"$tmp/utf.json"
+rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/utf.json" "$tmp/utf.bin")
+rc2=$(run "$tmp/utf.out" "$tmp/err2" "$bulki" decode "$tmp/utf.bin")
+rc3=$(run "$tmp/out" "$tmp/err3" "$bulki" encode "$tmp/utf.out" "$tmp/utf2.bin")
+if [ "$rc" = 0 ] && [ "$rc2" = 0 ] && [ "$rc3" = 0 ] && cmp -s "$tmp/utf.bin" "$tmp/utf2.bin" &&
+    { ! command -v python3 >/dev/null || strict "$tmp/utf.out"; } &&
+    grep -q '"hex": "6f62ff"' "$tmp/utf.out" && grep -q '"hex": "c0af"' "$tmp/utf.out" &&
+    grep -q '"value": "café"' "$tmp/utf.out" && grep -q '"value": "€"' "$tmp/utf.out"; then
+    ok
+else
+    fail "non-UTF-8 strings: encode $rc, decode $rc2, re-encode $rc3: $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" "$tmp/utf.out")"
+fi
+printf '%s\n' "$(ent PDC_STRING item '{"hex":"6g"}')" >"$tmp/badhex.json"
+rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/badhex.json" "$tmp/badhex.bin")
+{ [ "$rc" = 1 ] && grep -q 'badhex.json: \$: hex: "6g"' "$tmp/err"; } && ok ||
+    fail "bad hex: exit $rc: $(cat "$tmp/err")"
+
 # -h and -V succeed
 rc=$(run "$tmp/out" "$tmp/err" "$bulki" -h)
 { [ "$rc" = 0 ] && grep -q "usage:" "$tmp/out"; } && ok || fail "-h: exit $rc"

@@ -142,6 +142,12 @@ static json_object *parse_json(const char *path, char *err, size_t errlen)
             }
         }
     }
+    /* json-c clamps integers beyond 64 bits to the nearest bound: refuse
+     * them here, where their text still is */
+    if (root != NULL && bulki_json_check_integers((const char *)buf, len, err, errlen) != 0) {
+        json_object_put(root);
+        root = NULL;
+    }
     if (tok)
         json_tokener_free(tok);
     free(buf);

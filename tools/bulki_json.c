@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,6 +112,236 @@ static json_object *elem_json(const bulki_ent *e, uint64_t i, int *rc)
 
 static json_object *value_json(const bulki_ent *e, int *rc);
 
+/* ------------------------------------------------------------------ */
+/* Strings that are not UTF-8, and integers json-c would clamp          */
+/* ------------------------------------------------------------------ */
+
+int bulki_json_utf8_valid(const void *s, size_t n)
+{
+    const uint8_t *p = s, *end = p + n;
+    while (p < end) {
+        uint8_t c = *p;
+        size_t len;
+        uint32_t cp, min;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+            min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+            min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+            min = 0x10000;
+        } else {
+            return 0; /* a continuation byte, 0xc0/0xc1 or 0xf5.. */
+        }
+        if ((size_t)(end - p) < len)
+            return 0;
+        for (size_t i = 1; i < len; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (p[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        p += len;
+    }
+    return 1;
+}
+
+json_object *bulki_json_bytes(const void *s, size_t n)
+{
+    static const char hx[] = "0123456789abcdef";
+    const uint8_t *p = s;
+    json_object *o;
+    char *b;
+    if (n > INT_MAX / 2 - 1)
+        return NULL;
+    if (bulki_json_utf8_valid(s, n))
+        return json_object_new_string_len(n ? (const char *)s : "", (int)n);
+    if ((b = malloc(2 * n + 1)) == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        b[2 * i] = hx[p[i] >> 4];
+        b[2 * i + 1] = hx[p[i] & 15];
+    }
+    b[2 * n] = 0;
+    o = json_object_new_object();
+    if (o != NULL)
+        json_object_object_add(o, "hex", json_object_new_string_len(b, (int)(2 * n)));
+    free(b);
+    return o;
+}
+
+json_object *bulki_json_str(const char *s)
+{
+    return bulki_json_bytes(s ? s : "", s ? strlen(s) : 0);
+}
+
+/* A scanner over JSON text that already parsed: tracks the path and
+ * compares every integer literal's digits with the 64-bit bounds. */
+struct iscan {
+    const char *p, *end;
+    char path[512];
+    char *err;
+    size_t errlen;
+};
+
+/* Blanks, and the comments json-c accepts (C and C++ style). */
+static void is_ws(struct iscan *s)
+{
+    for (;;) {
+        while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+            s->p++;
+        if (s->end - s->p < 2 || s->p[0] != '/' || (s->p[1] != '*' && s->p[1] != '/'))
+            return;
+        if (s->p[1] == '/') {
+            while (s->p < s->end && *s->p != '\n')
+                s->p++;
+        } else {
+            s->p += 2;
+            while (s->end - s->p >= 2 && !(s->p[0] == '*' && s->p[1] == '/'))
+                s->p++;
+            s->p = s->end - s->p >= 2 ? s->p + 2 : s->end;
+        }
+    }
+}
+
+/* Skip a string; its raw text (without quotes) in *a, *n. */
+static int is_string(struct iscan *s, const char **a, size_t *n)
+{
+    if (s->p >= s->end || *s->p != '"')
+        return -1;
+    *a = ++s->p;
+    while (s->p < s->end && *s->p != '"')
+        s->p += *s->p == '\\' && s->end - s->p >= 2 ? 2 : 1;
+    if (s->p >= s->end)
+        return -1;
+    *n = (size_t)(s->p - *a);
+    s->p++;
+    return 0;
+}
+
+/* digits (no sign, no leading zeros but "0") > bound's digits? */
+static int digits_exceed(const char *d, size_t n, const char *bound)
+{
+    size_t bn = strlen(bound);
+    return n != bn ? n > bn : memcmp(d, bound, n) > 0;
+}
+
+static int is_value(struct iscan *s, int depth);
+
+/* After a member or an element: past its ',' and the blanks around it. */
+static void is_next(struct iscan *s)
+{
+    is_ws(s);
+    if (s->p < s->end && *s->p == ',') {
+        s->p++;
+        is_ws(s);
+    }
+}
+
+static int is_number(struct iscan *s)
+{
+    const char *a = s->p, *d;
+    int neg = 0, integer = 1;
+    if (s->p < s->end && *s->p == '-') {
+        neg = 1;
+        s->p++;
+    }
+    d = s->p;
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+        s->p++;
+    size_t nd = (size_t)(s->p - d);
+    while (s->p < s->end && (*s->p == '.' || *s->p == 'e' || *s->p == 'E' || *s->p == '+' ||
+                             *s->p == '-' || (*s->p >= '0' && *s->p <= '9'))) {
+        integer = 0;
+        s->p++;
+    }
+    if (integer && digits_exceed(d, nd, neg ? "9223372036854775808" : "18446744073709551615")) {
+        int len = (int)(s->p - a);
+        snprintf(s->err, s->errlen, "%s: %.*s%s is out of range: no BULKI integer type holds it "
+                 "(PDC_UINT64 and PDC_SIZE_T go up to 2^64-1, PDC_INT64 down to -2^63; a float "
+                 "type needs a '.' or an exponent)", s->path, len > 40 ? 40 : len, a,
+                 len > 40 ? "..." : "");
+        return -1;
+    }
+    return 0;
+}
+
+static int is_value(struct iscan *s, int depth)
+{
+    size_t plen = strlen(s->path);
+    int rc = 0;
+    is_ws(s);
+    if (s->p >= s->end || depth > 4096)
+        return 0; /* not our business: the parser accepted it */
+    if (*s->p == '{') {
+        s->p++;
+        is_ws(s);
+        while (rc == 0 && s->p < s->end && *s->p != '}') {
+            const char *k;
+            size_t kn;
+            if (is_string(s, &k, &kn) != 0)
+                return 0;
+            snprintf(s->path + plen, sizeof s->path - plen, ".%.*s", (int)kn, k);
+            is_ws(s);
+            if (s->p < s->end && *s->p == ':')
+                s->p++;
+            const char *at = s->p;
+            rc = is_value(s, depth + 1);
+            if (s->p == at && s->p < s->end)
+                s->p++;
+            s->path[plen] = 0;
+            is_next(s);
+        }
+        if (s->p < s->end)
+            s->p++;
+    } else if (*s->p == '[') {
+        size_t i = 0;
+        s->p++;
+        is_ws(s);
+        while (rc == 0 && s->p < s->end && *s->p != ']') {
+            const char *at = s->p;
+            snprintf(s->path + plen, sizeof s->path - plen, "[%zu]", i++);
+            rc = is_value(s, depth + 1);
+            if (s->p == at)
+                s->p++; /* never stall on text this scanner does not know */
+            s->path[plen] = 0;
+            is_next(s);
+        }
+        if (s->p < s->end)
+            s->p++;
+    } else if (*s->p == '"') {
+        const char *a;
+        size_t n;
+        is_string(s, &a, &n);
+    } else if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) {
+        rc = is_number(s);
+    } else {
+        /* true, false, null, and what json-c accepts beyond JSON (NaN,
+         * comments, ...): skipped up to the next separator */
+        while (s->p < s->end && *s->p != ',' && *s->p != ']' && *s->p != '}' && *s->p != ' ' &&
+               *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
+            s->p++;
+    }
+    return rc;
+}
+
+int bulki_json_check_integers(const char *text, size_t len, char *err, size_t errlen)
+{
+    char dummy[1];
+    struct iscan s = {text, text + len, "$", err ? err : dummy, err ? errlen : sizeof dummy};
+    return is_value(&s, 0);
+}
+
 static json_object *doc_json(const bulki_map *m, int *rc)
 {
     json_object *root = json_object_new_object();
@@ -154,7 +385,7 @@ static json_object *value_json(const bulki_ent *e, int *rc)
                            json_object_new_string(e->cls == BULKI_ITEM ? "item" : "array"));
     *rc = 0;
     if (e->type == BULKI_T_STRING) {
-        val = json_object_new_string_len((const char *)e->payload, (int)e->payload_len);
+        val = bulki_json_bytes(e->payload, e->payload_len);
     } else if (e->type == BULKI_T_BULKI) {
         if (e->cls == BULKI_ITEM) {
             bulki_map m;
@@ -406,6 +637,12 @@ static int put_elem(struct arena *a, const char *path, const struct bulki_type_i
 
 static int build_doc(struct arena *a, const char *path, json_object *j, bulki_doc *d, int depth);
 
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 static int build_value(struct arena *a, const char *path, json_object *j, bulki_value *v,
                        int depth)
 {
@@ -438,11 +675,35 @@ static int build_value(struct arena *a, const char *path, json_object *j, bulki_
     if (ti->kind == BULKI_KIND_STRING) {
         if (v->cls == BULKI_ARRAY)
             return jerr(a, path, "string arrays are not part of BULKI v0.1");
-        if (!json_object_is_type(jv, json_type_string))
-            return jerr(a, path, "PDC_STRING needs a string value");
         v->count = 1;
-        v->len = (size_t)json_object_get_string_len(jv);
-        v->u.data = json_object_get_string(jv);
+        if (json_object_is_type(jv, json_type_object)) {
+            /* {"hex": ...}: bytes that are not UTF-8 (bulki_json_bytes) */
+            json_object *jh;
+            const char *h;
+            size_t hn;
+            uint8_t *b;
+            if (!json_object_object_get_ex(jv, "hex", &jh) || json_object_object_length(jv) != 1 ||
+                !json_object_is_type(jh, json_type_string))
+                return jerr(a, path, "PDC_STRING needs a string value or {\"hex\": \"...\"}");
+            h = json_object_get_string(jh);
+            hn = (size_t)json_object_get_string_len(jh);
+            if (hn % 2 != 0 || (b = arena_alloc(a, hn / 2 + 1)) == NULL)
+                return jerr(a, path, hn % 2 ? "hex: odd number of digits" : "out of memory");
+            for (size_t i = 0; i < hn / 2; i++) {
+                int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+                if (hi < 0 || lo < 0)
+                    return jerr(a, path, "hex: \"%c%c\" at digit %zu is not hex", h[2 * i],
+                                h[2 * i + 1], 2 * i);
+                b[i] = (uint8_t)(hi << 4 | lo);
+            }
+            v->len = hn / 2;
+            v->u.data = b;
+        } else if (json_object_is_type(jv, json_type_string)) {
+            v->len = (size_t)json_object_get_string_len(jv);
+            v->u.data = json_object_get_string(jv);
+        } else {
+            return jerr(a, path, "PDC_STRING needs a string value or {\"hex\": \"...\"}");
+        }
         if (memchr(v->u.data, 0, v->len) != NULL)
             return jerr(a, path, "PDC_STRING cannot hold a NUL character");
         return 0;

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -421,7 +422,7 @@ static void live_long_names(void **state)
 struct writer {
     ckpt_store *st;
     uint64_t cont;
-    volatile int stop;
+    atomic_int stop; /* set by the main thread (volatile is not a fence: TSan) */
     int next;
     int err;
 };
@@ -429,7 +430,7 @@ struct writer {
 static void *writer_main(void *arg)
 {
     struct writer *w = arg;
-    while (!w->stop && w->next < 40000) {
+    while (!atomic_load(&w->stop) && w->next < 40000) {
         put_objects(w->st, w->cont, w->next, w->next + 50);
         w->next += 50;
         if (ckpt_store_checkpoint(w->st) != 0) {
@@ -469,7 +470,7 @@ static void live_concurrent(void **state)
     free(out);
     run(f, 0, &out, "copy '%s' '%s' --compact", f->root, dest2);
     free(out);
-    w.stop = 1;
+    atomic_store(&w.stop, 1);
     pthread_join(t, NULL);
     assert_int_equal(w.err, 0);
     int64_t total = w.next;

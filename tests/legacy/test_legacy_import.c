@@ -685,6 +685,23 @@ static void test_bad_arguments(void **state)
 
 /* A failure while writing (after 1, ..., n-1 staged records, on any rank)
  * removes everything written so far. */
+
+/* The importer's progress callback: calls, last values, and whether the
+ * count ever went backwards. */
+struct progress_log {
+    int calls, backwards;
+    uint64_t last_done, last_total;
+};
+
+static void log_progress(void *arg, uint64_t done, uint64_t total)
+{
+    struct progress_log *l = arg;
+    if (done < l->last_done || done > total)
+        l->backwards++;
+    l->calls++;
+    l->last_done = done;
+    l->last_total = total;
+}
 static void test_rollback_on_write_failure(void **state)
 {
     struct fix *f = *state;
@@ -697,19 +714,25 @@ static void test_rollback_on_write_failure(void **state)
     uint64_t total = e.nconts + e.nobjs + e.nkvtags + e.nregions + e.nmembers;
     const uint64_t at[] = {1, 2, 150, 500, total / 2, total - 1};
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
-        struct legacy_import_opts o = {f->root, 2, 64, at[i]};
+        struct legacy_import_opts o = {f->root, 2, 64, at[i], NULL, NULL};
         int rc = legacy_import_ex(&o, files, e.nfiles, NULL, err, sizeof err);
         assert_int_equal(rc, CKPT_E_IO);
         assert_non_null(strstr(err, "simulated failure"));
         assert_nothing_left(f);
     }
-    /* exactly enough records: it succeeds */
-    struct legacy_import_opts o = {f->root, 2, 64, total};
+    /* exactly enough records: it succeeds, reporting progress once per
+     * rank written */
+    struct progress_log pl = {0, 0, 0, 0};
+    struct legacy_import_opts o = {f->root, 2, 64, total, log_progress, &pl};
     struct legacy_import_stats st;
     int rc = legacy_import_ex(&o, files, e.nfiles, &st, err, sizeof err);
     if (rc)
         fail_msg("%s", err);
     assert_int_equal(st.objects + st.containers + st.kvtags + st.regions + st.members, total);
+    assert_int_equal(pl.calls, 2);
+    assert_int_equal(pl.last_done, 2);
+    assert_int_equal(pl.last_total, 2);
+    assert_int_equal(pl.backwards, 0);
     verify_store(f->root, 2, &e);
     free_expected(&e);
 }

@@ -11,12 +11,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bulki_json.h"
 #include "inspect.h"
+#include "progress.h"
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -24,6 +26,7 @@
 
 void verrp(const char *path, const char *fmt, va_list ap)
 {
+    ckpt_progress_clear();
     fprintf(stderr, PROG ": %s: ", path);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -52,6 +55,7 @@ void err_store(const char *path, int rc)
 {
     const char *m = store_msg(rc);
     size_t pl = strlen(path);
+    ckpt_progress_clear();
     /* the store's messages mostly start with the path they are about */
     if (strncmp(m, path, pl) == 0 && (m[pl] == '/' || m[pl] == ':'))
         fprintf(stderr, PROG ": %s\n", m);
@@ -160,6 +164,24 @@ struct rank_ent *root_find(struct inspect_root *r, int rank)
     return NULL;
 }
 
+/* Ranks open now, and how many may stay open (root_release). */
+static size_t open_now;
+
+static size_t open_budget(void)
+{
+    static size_t budget = (size_t)-1;
+    struct rlimit rl;
+    if (budget != (size_t)-1)
+        return budget;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        budget = 256;
+    else
+        budget = rl.rlim_cur > 64 + 3 ? (size_t)(rl.rlim_cur - 64) / 3 : 0;
+    if (budget > 4096)
+        budget = 4096;
+    return budget;
+}
+
 int root_open(struct inspect_root *r, struct rank_ent *e, int report)
 {
     struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
@@ -181,6 +203,7 @@ int root_open(struct inspect_root *r, struct rank_ent *e, int report)
     }
     e->open_rc = rc;
     if (rc == 0) {
+        open_now++;
         /* tests: CKPT_INSPECT_FAULT=rank-N makes reading rank N fault as
          * a damaged memory map would (tests/inspect/test_inspect_damage.sh) */
         const char *f = getenv("CKPT_INSPECT_FAULT");
@@ -241,6 +264,7 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig)
     snprintf(msg, sizeof msg, "%s/rank-%d/data.mdb: reading the store crashed with %s: the file is "
              "damaged (truncated or overwritten)", r->path, e->rank,
              sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "a signal");
+    ckpt_progress_clear();
     fprintf(stderr, PROG ": %s\n", msg);
     free(e->open_err);
     e->open_err = strdup(msg);
@@ -268,6 +292,17 @@ int root_rehome_state(const char *path)
     return stat(p, &sb) == 0 ? 2 : 1;
 }
 
+void root_release(struct inspect_root *r, struct rank_ent *e)
+{
+    (void)r;
+    if (e == NULL || e->st == NULL || e->abandoned || open_now <= open_budget())
+        return;
+    ckpt_store_close(e->st);
+    e->st = NULL;
+    e->tried = 0;
+    open_now--;
+}
+
 struct stray_out {
     json_object *arr;
     const char *root;
@@ -278,8 +313,8 @@ static int stray_one(const char *name, const char *why, void *payload)
     struct stray_out *o = payload;
     if (o->arr != NULL) {
         json_object *e = json_object_new_object();
-        json_object_object_add(e, "name", json_object_new_string(name));
-        json_object_object_add(e, "why", json_object_new_string(why));
+        json_object_object_add(e, "name", bulki_json_str(name));
+        json_object_object_add(e, "why", bulki_json_str(why));
         json_object_array_add(o->arr, e);
     } else {
         printf("stray: %s/%s: %s\n", o->root, name, why);
@@ -306,8 +341,10 @@ void root_close(struct inspect_root *r)
         struct rank_ent *e = &r->ranks[i];
         /* a store whose reading faulted is left alone: its state is
          * unknown, and the process is about to exit */
-        if (e->st != NULL && !e->abandoned)
+        if (e->st != NULL && !e->abandoned) {
             ckpt_store_close(e->st);
+            open_now--;
+        }
         free(e->open_err);
     }
     free(r->ranks);
@@ -495,7 +532,7 @@ json_object *jnum_f64(double v, int is_float)
 
 static void add_name(json_object *o, const struct dkey *d)
 {
-    json_object_object_add(o, "name", json_object_new_string_len((const char *)d->name, (int)d->nlen));
+    json_object_object_add(o, "name", bulki_json_bytes(d->name, d->nlen));
     if (d->hashed) {
         char h[20];
         snprintf(h, sizeof h, "%016llx", (unsigned long long)d->hash);
@@ -625,7 +662,7 @@ static void add(json_object *o, const char *k, json_object *v)
 
 static json_object *jstr(const char *s)
 {
-    return json_object_new_string(s ? s : "");
+    return bulki_json_str(s);
 }
 
 json_object *obj_json(const struct ckpt_obj *o)
@@ -731,7 +768,7 @@ json_object *tag_value_json(const struct ckpt_kvtag *t, int *raw_bytes)
     *raw_bytes = 0;
     if (ti != NULL && ti->kind == BULKI_KIND_STRING && t->size >= 1 && v[t->size - 1] == 0 &&
         memchr(v, 0, t->size - 1) == NULL)
-        return json_object_new_string_len((const char *)v, (int)(t->size - 1));
+        return bulki_json_bytes(v, t->size - 1);
     if (ti != NULL && ti->width > 0 && t->size > 0 && t->size % ti->width == 0 &&
         (ti->kind == BULKI_KIND_SIGNED || ti->kind == BULKI_KIND_UNSIGNED ||
          ti->kind == BULKI_KIND_FLOAT || ti->kind == BULKI_KIND_BOOL)) {
@@ -819,8 +856,10 @@ static json_object *plain_map(const bulki_map *m, int depth)
         size_t sl;
         json_object *jv;
         char key[512];
-        if (bulki_ent_str(&s, &sl, &k) != 0 || sl >= sizeof key ||
-            (jv = plain_ent(&v, depth + 1)) == NULL) {
+        /* a key that is not UTF-8 cannot be a JSON key: the caller falls
+         * back to BULKI's own JSON form, where it is {"hex": ...} */
+        if (bulki_ent_str(&s, &sl, &k) != 0 || sl >= sizeof key || memchr(s, 0, sl) != NULL ||
+            !bulki_json_utf8_valid(s, sl) || (jv = plain_ent(&v, depth + 1)) == NULL) {
             json_object_put(o);
             return NULL;
         }
@@ -863,7 +902,7 @@ static json_object *plain_ent(const bulki_ent *e, int depth)
     if (ti->kind == BULKI_KIND_STRING) {
         const char *s;
         size_t n;
-        return bulki_ent_str(&s, &n, e) == 0 ? json_object_new_string_len(s, (int)n) : NULL;
+        return bulki_ent_str(&s, &n, e) == 0 ? bulki_json_bytes(s, n) : NULL;
     }
     if (e->cls == BULKI_ITEM && ti->kind != BULKI_KIND_NESTED)
         return plain_elem(e, ti, 0);

@@ -23,6 +23,7 @@
 
 #include "ckpt_fs.h"
 #include "inspect.h"
+#include "progress.h"
 
 /* 1 (and the entry in what) if dir holds a store: a rank-* entry or a
  * data.mdb; 0 if not; -1 if it cannot be read. */
@@ -195,17 +196,23 @@ int cmd_copy(int argc, char **argv)
         root_close(&root);
         return EXIT_FAIL;
     }
+    struct ckpt_progress pr;
     /* every rank must be a store we can read before anything is written */
+    ckpt_progress_begin(&pr, "copy: checking", "ranks", root.n);
     for (size_t i = 0; i < root.n; i++) {
+        ckpt_progress_update(&pr, i);
         struct copy_job job = {&root, &root.ranks[i], NULL, NULL, 0, "", 0};
         int sig = guard_run(validate_one, &job);
         if (sig != 0)
             rank_fault(&root, &root.ranks[i], sig);
         if (sig != 0 || job.rc != 0) {
+            ckpt_progress_end(&pr);
             root_close(&root);
             return EXIT_FAIL;
         }
+        root_release(&root, &root.ranks[i]);
     }
+    ckpt_progress_end(&pr);
     root_close(&root);
     if (root_scan(&root, argv[optind], 0) != 0)
         return EXIT_FAIL;
@@ -236,6 +243,7 @@ int cmd_copy(int argc, char **argv)
     }
 
     umask(077); /* LMDB creates the copy with 0666 & ~umask: keep it the user's */
+    ckpt_progress_begin(&pr, "copy", "ranks", root.n);
     for (; done < root.n; done++) {
         int rank = root.ranks[done].rank;
         char src[PATH_MAX], dst[PATH_MAX], data[PATH_MAX + 16];
@@ -263,9 +271,13 @@ int cmd_copy(int argc, char **argv)
         snprintf(data, sizeof data, "%s/data.mdb", dst);
         if (stat(data, &sb) != 0)
             sb.st_size = 0;
+        ckpt_progress_clear(); /* the line below goes where the bar was */
         printf("rank %d: copied %s to %s (%lld bytes%s)\n", rank, src, dst, (long long)sb.st_size,
                compact ? ", compacted" : "");
+        fflush(stdout);
+        ckpt_progress_update(&pr, done + 1);
     }
+    ckpt_progress_end(&pr);
     if ((rc = ckpt_fs_fsync(dest)) != 0) {
         errp(dest, "fsync: %s", strerror(rc));
         goto fail;
@@ -274,6 +286,7 @@ int cmd_copy(int argc, char **argv)
     return finish_stdout();
 
 fail:
+    ckpt_progress_end(&pr);
     /* leave nothing half-copied behind */
     for (size_t i = done; i-- > 0;) {
         char dst[PATH_MAX];

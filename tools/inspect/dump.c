@@ -96,7 +96,7 @@ static int dump_entry(const ckpt_val *k, const ckpt_val *v, void *p)
         snprintf(err, sizeof err, "malformed %s key", ckpt_db_name(c->db));
     if (err[0]) {
         char kt[256];
-        json_object_object_add(o, "error", json_object_new_string(err));
+        json_object_object_add(o, "error", bulki_json_str(err));
         key_text(kt, sizeof kt, c->db, k->data, k->len);
         errp(c->path, "%s: %s: %s", ckpt_db_name(c->db), kt, err);
         c->bad++;
@@ -278,6 +278,7 @@ int cmd_dump(int argc, char **argv)
             rank_fault(&root, &root.ranks[i], sig);
             job.failed = 1;
         }
+        root_release(&root, &root.ranks[i]);
         bad += job.bad;
         if (job.failed)
             status = EXIT_FAIL;

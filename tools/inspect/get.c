@@ -48,7 +48,10 @@ static int store_nranks(struct inspect_root *r, int *failed)
         if ((sig = guard_run(nranks_try, &j)) != 0) {
             rank_fault(r, &r->ranks[i], sig);
             (*failed)++;
-        } else if (j.nranks > 0)
+            continue;
+        }
+        root_release(r, &r->ranks[i]);
+        if (j.nranks > 0)
             return j.nranks;
     }
     return 0;
@@ -111,7 +114,7 @@ static int add_record(const ckpt_val *k, const ckpt_val *v, void *p)
         errp(c->path, "%s: %s: %s", ckpt_db_name(c->db), kt, err);
         j = json_object_new_object();
         json_object_object_add(j, "key", key_json(c->db, k->data, k->len));
-        json_object_object_add(j, "error", json_object_new_string(err));
+        json_object_object_add(j, "error", bulki_json_str(err));
         c->bad++;
     }
     json_object_array_add(c->arr, j);
@@ -157,11 +160,11 @@ static void cont_try(void *p)
     }
     if (ckpt_get_cont(&v, tx, j->id) == 0) {
         if (ckpt_rec_cont_decode(&cont, v.data, v.len, &off) == 0) {
-            json_object_object_add(j->out, "name", json_object_new_string(cont.cont_name));
+            json_object_object_add(j->out, "name", bulki_json_str(cont.cont_name));
         } else {
             char err[256];
             record_error(err, sizeof err, CKPT_DB_CONT, v.data, v.len);
-            json_object_object_add(j->out, "error", json_object_new_string(err));
+            json_object_object_add(j->out, "error", bulki_json_str(err));
         }
         json_object_object_add(j->out, "rank", jnum_i64(e->rank));
         j->status = 1; /* found */
@@ -207,7 +210,7 @@ static void obj_try(void *p)
             record_error(err, sizeof err, CKPT_DB_OBJ, v.data, v.len);
             errp(ckpt_store_path(e->st), "object %llu: %s", (unsigned long long)j->id, err);
             json_object_object_add(out, "object", NULL);
-            json_object_object_add(out, "error", json_object_new_string(err));
+            json_object_object_add(out, "error", bulki_json_str(err));
         }
         const char *rp = ckpt_store_path(e->st);
         struct list_ctx tags = {rp, json_object_new_array(), e->rank, CKPT_DB_KVTAG, 0};
@@ -245,6 +248,7 @@ static void search(struct get_job *j, void (*fn)(void *), int (*found)(const str
             rank_fault(j->root, j->order[j->i], sig);
             j->failed++;
         }
+        root_release(j->root, j->order[j->i]);
     }
 }
 
@@ -484,12 +488,12 @@ static int find_hit(const ckpt_val *k, const ckpt_val *v, void *p)
     if (ckpt_get_obj(&rec, c->tx, owner) == 0 &&
         ckpt_rec_obj_decode(&ob, rec.data, rec.len, &off) == 0) {
         json_object_object_add(o, "kind", json_object_new_string("object"));
-        json_object_object_add(o, "name", json_object_new_string(ob.obj_name));
+        json_object_object_add(o, "name", bulki_json_str(ob.obj_name));
         json_object_object_add(o, "time_step", jnum_i64(ob.time_step));
     } else if (ckpt_get_cont(&rec, c->tx, owner) == 0 &&
                ckpt_rec_cont_decode(&cn, rec.data, rec.len, &off) == 0) {
         json_object_object_add(o, "kind", json_object_new_string("container"));
-        json_object_object_add(o, "name", json_object_new_string(cn.cont_name));
+        json_object_object_add(o, "name", bulki_json_str(cn.cont_name));
     } else {
         json_object_object_add(o, "kind", json_object_new_string("unknown"));
         json_object_object_add(o, "name", NULL);
@@ -569,6 +573,7 @@ int cmd_find(int argc, char **argv)
             rank_fault(&root, &root.ranks[i], sig);
             ctx.failed = 1;
         }
+        root_release(&root, &root.ranks[i]);
         if (ctx.failed || ctx.bad)
             status = EXIT_FAIL;
     }

@@ -14,6 +14,7 @@
 
 #include "inspect.h"
 #include "legacy.h"
+#include "progress.h"
 
 int cmd_import_legacy(int argc, char **argv)
 {
@@ -46,9 +47,13 @@ int cmd_import_legacy(int argc, char **argv)
     if (nranks == 0)
         nranks = (int64_t)nfiles;
     struct legacy_import_stats st;
+    struct legacy_import_opts o = {root, (int)nranks, 0, 0, ckpt_progress_cb, NULL};
+    struct ckpt_progress pr;
     char err[1024] = "", summary[4096];
-    int rc = legacy_import(root, (int)nranks, (const char *const *)(argv + optind), nfiles, &st, err,
-                           sizeof err);
+    ckpt_progress_begin(&pr, "import-legacy: writing", "ranks", (uint64_t)nranks);
+    o.progress_arg = &pr;
+    int rc = legacy_import_ex(&o, (const char *const *)(argv + optind), nfiles, &st, err, sizeof err);
+    ckpt_progress_end(&pr);
     if (rc != 0) {
         /* the importer's messages start with the file or the root */
         fprintf(stderr, PROG ": %s\n", err[0] ? err : ckpt_strerror(rc));

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "bulki.h"
+#include "bulki_json.h" /* bulki_json_str/bytes: every string of the JSON output */
 #include "ckpt_hooks.h"
 #include "ckpt_store.h"
 
@@ -70,6 +71,15 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig);
 /* The process's exit status. After a fault, memory held by the
  * interrupted library calls cannot be released: flush and _exit(). */
 int inspect_exit(int status);
+/* The caller is done with rank e for now. Each LMDB environment holds 2-3
+ * file descriptors, so a store of thousands of ranks cannot have them all
+ * open: the first ranks opened stay open as long as they fit in a third
+ * of the descriptors the process may open (RLIMIT_NOFILE, less 64 for
+ * everything else), so that a second pass over a small store does not
+ * open them again; beyond that, a released rank is closed, and a later
+ * root_open opens it again. A rank that failed to open stays failed (not
+ * retried, not reported twice); an abandoned one is left alone. */
+void root_release(struct inspect_root *r, struct rank_ent *e);
 /* Entries of ROOT that belong to no rank of a store of nranks ranks
  * (ckpt_root_strays; nranks <= 0: unknown, rank numbers not judged):
  * "stray": [{"name", "why"}] added to jr when it is not NULL, else one

@@ -98,7 +98,7 @@ int cmd_stat(int argc, char **argv)
     if (as_json) {
         jr = json_object_new_object();
         jranks = json_object_new_array();
-        json_object_object_add(jr, "root", json_object_new_string(root.path));
+        json_object_object_add(jr, "root", bulki_json_str(root.path));
         json_object_object_add(jr, "ranks", jranks);
     }
     for (size_t i = 0; i < root.n; i++) {
@@ -114,6 +114,7 @@ int cmd_stat(int argc, char **argv)
             rank_fault(&root, e, sig);
             job.rc = CKPT_E_CORRUPT;
         }
+        root_release(&root, e);
         const struct ckpt_store_info info = job.info;
         const struct dbstat *s = job.s;
         /* the store's rank count: the meta of its first readable rank
@@ -126,8 +127,8 @@ int cmd_stat(int argc, char **argv)
             if (jranks) {
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "dir", json_object_new_string(dir));
-                json_object_object_add(o, "error", json_object_new_string(
-                                                        e->open_err ? e->open_err : store_msg(job.rc)));
+                json_object_object_add(o, "error",
+                                       bulki_json_str(e->open_err ? e->open_err : store_msg(job.rc)));
                 json_object_array_add(jranks, o);
             }
             continue;

@@ -5,8 +5,15 @@
  * containers and objects (objects on any rank), and the ranks' meta
  * records agree with their directories and with each other.
  *
- * Each rank is read in one read transaction held for the whole check, so
- * a rank is checked as of one commit even while a server writes it.
+ * Ranks are opened one at a time (a store of thousands of ranks must not
+ * need thousands of open environments, each holding 2-3 file
+ * descriptors), in passes: pass 1 reads each rank's meta and collects its
+ * object and container ids; pass 2 checks each rank in one read
+ * transaction, so a rank's own records and indexes are checked as of one
+ * commit even while a server writes it, and the cross-rank checks
+ * (container members, id_home) use the ids collected in pass 1; what they
+ * miss there is looked up once more, in pass 3, in fresh transactions of
+ * the ranks concerned (a live store may have gained it since pass 1).
  * Problems are printed one per line, "rank R: DB: KEY: what is wrong",
  * and verification goes on: a rank that does not open is a problem of that
  * rank, and a rank whose file makes LMDB fault (a truncated or overwritten
@@ -21,6 +28,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "progress.h"
 
 /* Ids of one database of a rank, ascending (the database's key order). */
 struct ids {
@@ -30,11 +38,23 @@ struct ids {
 
 struct vrank {
     struct rank_ent *e;
-    ckpt_rtxn *tx;               /* held from phase 1 to the end */
+    ckpt_rtxn *tx;               /* during one pass over this rank */
     struct ckpt_store_info info;
     int ok;                      /* open, meta read, transaction held */
     int collected;               /* objs and conts are complete */
     struct ids objs, conts;      /* this rank's object and container ids */
+};
+
+/* A cross-rank reference not found in the ids of pass 1, looked up again
+ * in pass 3: a member object (on any rank) or an id_home target (on its
+ * home rank). */
+struct pending {
+    int rank, db;                /* where the reference is */
+    uint8_t key[16];             /* its key (cont_obj: 16 bytes; id_home: 8) */
+    size_t klen;
+    uint64_t id;                 /* the object (or container) looked for */
+    int home;                    /* id_home: the rank named; -1: any rank */
+    int found;
 };
 
 struct verify {
@@ -46,6 +66,8 @@ struct verify {
     uint64_t n_obj, n_kvtag, n_cont, n_member, n_region;
     uint64_t skipped_members;
     int cur_db;                  /* where we are, for fault reports; -1: opening */
+    struct pending *pend;
+    size_t npend, cappend;
     json_object *jproblems;      /* --json: problems collected here, not printed */
 };
 
@@ -56,6 +78,7 @@ static void emit(struct verify *v, int rank, const char *where, const char *key,
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
     v->problems++;
+    ckpt_progress_clear();
     if (v->jproblems == NULL && rank < 0) /* the root's, not a rank's */
         printf("%s: %s%s%s\n", where, key ? key : "", key ? ": " : "", msg);
     if (v->jproblems == NULL) {
@@ -66,10 +89,10 @@ static void emit(struct verify *v, int rank, const char *where, const char *key,
     json_object *o = json_object_new_object();
     if (rank >= 0)
         json_object_object_add(o, "rank", json_object_new_int(rank));
-    json_object_object_add(o, "where", json_object_new_string(where));
+    json_object_object_add(o, "where", bulki_json_str(where));
     if (key)
-        json_object_object_add(o, "key", json_object_new_string(key));
-    json_object_object_add(o, "message", json_object_new_string(msg));
+        json_object_object_add(o, "key", bulki_json_str(key));
+    json_object_object_add(o, "message", bulki_json_str(msg));
     json_object_array_add(v->jproblems, o);
 }
 
@@ -119,6 +142,18 @@ static struct vrank *vrank_of(struct verify *v, int rank)
 }
 
 typedef void (*phase_fn)(struct verify *v, struct vrank *r);
+
+/* After a pass over rank r: end what a failed pass left open, close the
+ * rank (never one whose reading faulted: its state is unknown). */
+static void release(struct verify *v, struct vrank *r)
+{
+    if (r->e->abandoned)
+        return;
+    if (r->tx != NULL)
+        ckpt_rtxn_end(r->tx);
+    r->tx = NULL;
+    root_release(&v->root, r->e);
+}
 
 struct phase_job {
     struct verify *v;
@@ -228,6 +263,54 @@ static void phase_open(struct verify *v, struct vrank *r)
                 return;
         }
     }
+    ckpt_rtxn_end(r->tx);
+    r->tx = NULL;
+}
+
+/* Pass 2 and 3: the rank again, in a new read transaction. 0 or -1 (a
+ * problem reported, r->ok cleared). */
+static int reopen(struct verify *v, struct vrank *r)
+{
+    int rc;
+    v->cur_db = -1;
+    if ((rc = root_open(&v->root, r->e, 0)) != 0) {
+        problem(v, r->e->rank, "open", "%s", r->e->open_err ? r->e->open_err : ckpt_strerror(rc));
+        r->ok = 0;
+        return -1;
+    }
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(&r->tx, r->e->st)) != 0) {
+        r->tx = NULL;
+        problem(v, r->e->rank, "open", "cannot begin a read transaction: %s", store_msg(rc));
+        r->ok = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static void pend_add(struct verify *v, struct vrank *r, int db, const ckpt_val *k, uint64_t id,
+                     int home)
+{
+    struct pending *p;
+    if (v->npend == v->cappend) {
+        size_t nc = v->cappend ? 2 * v->cappend : 64;
+        struct pending *np = realloc(v->pend, nc * sizeof *np);
+        if (np == NULL) { /* cannot defer: report it now */
+            kproblem(v, r, db, k, "refers to %llu, which was not found (out of memory for the "
+                     "second look)", (unsigned long long)id);
+            return;
+        }
+        v->pend = np;
+        v->cappend = nc;
+    }
+    p = &v->pend[v->npend++];
+    memset(p, 0, sizeof *p);
+    p->rank = r->e->rank;
+    p->db = db;
+    p->klen = k->len < sizeof p->key ? k->len : sizeof p->key;
+    memcpy(p->key, k->data, p->klen);
+    p->id = id;
+    p->home = home;
 }
 
 /* ------------------------------------------------------------------ */
@@ -473,7 +556,9 @@ static int check_member(const ckpt_val *k, const ckpt_val *val, void *p)
     if (ckpt_get_cont(&x, c->r->tx, d.id) != 0)
         kproblem(c->v, c->r, c->db, k, "container %llu is not a container of this rank",
                  (unsigned long long)d.id);
-    /* objects live on other ranks than their container */
+    /* objects live on other ranks than their container: this rank's
+     * transaction first, then the ids pass 1 collected from every rank */
+    found = ckpt_get_obj(&x, c->r->tx, d.id2) == 0;
     for (size_t i = 0; i < c->v->root.n && !found; i++)
         if (c->v->v[i].collected && has_id(&c->v->v[i].objs, d.id2))
             found = 1;
@@ -482,8 +567,7 @@ static int check_member(const ckpt_val *k, const ckpt_val *val, void *p)
         if (c->v->incomplete)
             c->v->skipped_members++;
         else
-            kproblem(c->v, c->r, c->db, k, "member object %llu does not exist on any rank",
-                     (unsigned long long)d.id2);
+            pend_add(c->v, c->r, c->db, k, d.id2, -1); /* pass 3 looks again */
     }
     return 0;
 }
@@ -538,9 +622,14 @@ static int check_id_home(const ckpt_val *k, const ckpt_val *val, void *p)
     if (dir != c->r->e->rank)
         kproblem(c->v, c->r, c->db, k, "entry belongs on the id's directory rank %d", dir);
     struct vrank *hr = vrank_of(c->v, (int)home);
-    if (hr != NULL && hr->collected && !has_id(&hr->objs, d.id) && !has_id(&hr->conts, d.id))
-        kproblem(c->v, c->r, c->db, k, "says rank %u, which has no object or container %llu", home,
-                 (unsigned long long)d.id);
+    if (hr == c->r) {
+        if (!owner_exists(c->r, d.id))
+            kproblem(c->v, c->r, c->db, k, "says rank %u, which has no object or container %llu",
+                     home, (unsigned long long)d.id);
+    } else if (hr != NULL && hr->collected && !has_id(&hr->objs, d.id) &&
+               !has_id(&hr->conts, d.id)) {
+        pend_add(c->v, c->r, c->db, k, d.id, (int)home); /* pass 3 looks again */
+    }
     return 0;
 }
 
@@ -554,6 +643,8 @@ static void phase_check(struct verify *v, struct vrank *r)
         [CKPT_DB_REGION] = check_region,       [CKPT_DB_ID_HOME] = check_id_home,
     };
     uint64_t before = v->skipped_members;
+    if (reopen(v, r) != 0)
+        return;
     for (int db = 0; db < CKPT_DB_COUNT; db++) {
         struct vctx c = {v, r, db};
         int rc;
@@ -567,10 +658,52 @@ static void phase_check(struct verify *v, struct vrank *r)
                 break;
         }
     }
-    if (v->skipped_members > before)
+    if (r->tx != NULL)
+        ckpt_rtxn_end(r->tx);
+    r->tx = NULL;
+    if (v->skipped_members > before) {
+        ckpt_progress_clear();
         printf("note: rank %d: cont_obj: %llu members not checked: their objects belong to ranks "
                "that are missing or could not be read\n",
                r->e->rank, (unsigned long long)(v->skipped_members - before));
+    }
+}
+
+/* Pass 3 on rank r: the pending references it may resolve. */
+static void phase_recheck(struct verify *v, struct vrank *r)
+{
+    ckpt_val x;
+    if (reopen(v, r) != 0)
+        return;
+    v->cur_db = CKPT_DB_OBJ;
+    for (size_t i = 0; i < v->npend; i++) {
+        struct pending *p = &v->pend[i];
+        if (p->found || (p->home >= 0 && p->home != r->e->rank))
+            continue;
+        if (ckpt_get_obj(&x, r->tx, p->id) == 0 ||
+            (p->home >= 0 && ckpt_get_cont(&x, r->tx, p->id) == 0))
+            p->found = 1;
+    }
+    ckpt_rtxn_end(r->tx);
+    r->tx = NULL;
+}
+
+/* What pass 3 did not find either is a problem. */
+static void report_pending(struct verify *v)
+{
+    for (size_t i = 0; i < v->npend; i++) {
+        const struct pending *p = &v->pend[i];
+        struct vrank *r = vrank_of(v, p->rank);
+        ckpt_val k = {p->klen, p->key};
+        if (p->found || r == NULL)
+            continue;
+        if (p->db == CKPT_DB_CONT_OBJ)
+            kproblem(v, r, p->db, &k, "member object %llu does not exist on any rank",
+                     (unsigned long long)p->id);
+        else
+            kproblem(v, r, p->db, &k, "says rank %d, which has no object or container %llu",
+                     p->home, (unsigned long long)p->id);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -642,29 +775,50 @@ int cmd_verify(int argc, char **argv)
     if ((rehome = root_rehome_state(v.root.path)) != 0 && !as_json)
         printf("note: %s/.rehome exists: a re-homing to another rank count did not finish; the "
                "next restart of the store finishes or undoes it\n", v.root.path);
-    for (size_t i = 0; i < v.root.n; i++)
+    struct ckpt_progress pr;
+    ckpt_progress_begin(&pr, "verify pass 1/2 (meta, ids)", "ranks", v.root.n);
+    for (size_t i = 0; i < v.root.n; i++) {
         guarded(&v, &v.v[i], phase_open);
+        release(&v, &v.v[i]);
+        ckpt_progress_update(&pr, i + 1);
+    }
+    ckpt_progress_end(&pr);
     check_ranks(&v);
     /* while a re-homing is pending the root holds two layouts */
     if (rehome == 0)
         ckpt_root_strays(v.root.path, v.nranks, nonrank_stray, &v);
-    for (size_t i = 0; i < v.root.n; i++)
+    ckpt_progress_begin(&pr, "verify pass 2/2 (records)", "ranks", v.root.n);
+    for (size_t i = 0; i < v.root.n; i++) {
         if (v.v[i].ok)
             guarded(&v, &v.v[i], phase_check);
-    /* clean up in reverse order: transactions, then stores */
+        release(&v, &v.v[i]);
+        ckpt_progress_update(&pr, i + 1);
+    }
+    ckpt_progress_end(&pr);
+    if (v.npend > 0)
+        ckpt_progress_begin(&pr, "verify: second look at cross-rank references", "ranks",
+                            v.root.n);
+    for (size_t i = 0; v.npend > 0 && i < v.root.n; i++) {
+        if (v.v[i].ok)
+            guarded(&v, &v.v[i], phase_recheck);
+        release(&v, &v.v[i]);
+        ckpt_progress_update(&pr, i + 1);
+    }
+    if (v.npend > 0)
+        ckpt_progress_end(&pr);
+    report_pending(&v);
     for (size_t i = v.root.n; i-- > 0;) {
         if (v.v[i].ok)
             nok++;
-        if (v.v[i].tx != NULL && !v.v[i].e->abandoned)
-            ckpt_rtxn_end(v.v[i].tx);
         free(v.v[i].objs.v);
         free(v.v[i].conts.v);
     }
     free(v.v);
+    free(v.pend);
     root_close(&v.root);
     if (as_json) {
         json_object *jr = json_object_new_object(), *n = json_object_new_object();
-        json_object_object_add(jr, "root", json_object_new_string(v.root.path));
+        json_object_object_add(jr, "root", bulki_json_str(v.root.path));
         json_object_object_add(jr, "ok", json_object_new_boolean(v.problems == 0));
         json_object_object_add(jr, "ranks", jnum_u64(nok));
         json_object_object_add(jr, "rehome_pending", json_object_new_boolean(rehome != 0));

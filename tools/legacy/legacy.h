@@ -181,6 +181,10 @@ struct legacy_import_opts {
     /* Tests only: fail with CKPT_E_IO after this many records were staged
      * (0: never), to exercise the rollback. */
     uint64_t test_fail_after;
+    /* Progress: ranks of the new store written so far, of nranks; called
+     * after each rank. NULL: off. */
+    void (*progress)(void *progress_arg, uint64_t done, uint64_t total);
+    void *progress_arg;
 };
 
 /*

@@ -784,9 +784,12 @@ fail:
 static int write_all(struct ctx *c, const char *tmp_root)
 {
     int rc;
-    for (int r = 0; r < c->o->nranks; r++)
+    for (int r = 0; r < c->o->nranks; r++) {
         if ((rc = write_rank(c, tmp_root, r)) != 0)
             return rc;
+        if (c->o->progress)
+            c->o->progress(c->o->progress_arg, (uint64_t)r + 1, (uint64_t)c->o->nranks);
+    }
     /* data.mdb is synced by close; make the directory entries durable */
     size_t n = strlen(tmp_root) + 32;
     char *p = malloc(n);
@@ -940,7 +943,7 @@ out:
 int legacy_import(const char *store_root, int nranks, const char *const *files, size_t nfiles,
                   struct legacy_import_stats *stats, char *err, size_t errlen)
 {
-    struct legacy_import_opts o = {store_root, nranks, 0, 0};
+    struct legacy_import_opts o = {store_root, nranks, 0, 0, NULL, NULL};
     return legacy_import_ex(&o, files, nfiles, stats, err, errlen);
 }
 

@@ -36,6 +36,7 @@
 #include "ckpt_hooks_mpi.h"
 #include "methods.h"
 #include "model_server.h"
+#include "progress.h"
 #include "workload.h"
 
 #define PROG "ckpt-workload"
@@ -585,6 +586,7 @@ static int cmd_restart(struct args *a, int quiet)
     double t0, t1;
 
     struct ckpt_rehome_stats rs;
+    struct ckpt_progress pr;
     memset(&rs, 0, sizeof rs);
     /* The collective restart starts fresh stores where there are none (a
      * server's first start); here a missing store is most likely a typo */
@@ -597,12 +599,22 @@ static int cmd_restart(struct args *a, int quiet)
     }
     if (any_failed(!have))
         return 1;
+    /* a re-homing shows rank 0's share of the old environments read (on a
+     * terminal only) */
+    ckpt_progress_begin(&pr, "restart: re-homing, rank 0 read", "old environments", 0);
+    if (g_rank == 0) {
+        a->hopts.progress = ckpt_progress_cb;
+        a->hopts.progress_arg = &pr;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     /* collective: finishes or undoes an interrupted re-homing, and re-homes
      * a store written by another rank count; on the same count it is the
      * map restart itself */
     rc = ckpt_hooks_restart_elastic(&h, &a->hopts, MPI_COMM_WORLD, &rs);
+    ckpt_progress_end(&pr);
+    a->hopts.progress = NULL;
+    a->hopts.progress_arg = NULL;
     if (rc == 0 && a->rebuild) {
         if ((rc = ckpt_hooks_close(h)) != 0)
             ckpt_hooks_discard(h);

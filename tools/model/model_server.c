@@ -6,6 +6,7 @@
  * PDC keeps as a lookup by id), each object carrying its kvtag list and
  * region list; containers with member-id lists and kvtag lists.
  */
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -903,12 +904,16 @@ static int equal_locked(model_server *a, model_server *b, char *why, size_t n)
 
 int model_equal(model_server *a, model_server *b, char *why, size_t n)
 {
-    pthread_mutex_lock(&a->mu);
-    if (b != a)
-        pthread_mutex_lock(&b->mu);
+    /* Two servers are always locked in address order, so that
+     * model_equal(a, b) in one thread and model_equal(b, a) in another
+     * cannot deadlock (locking in call order is a lock-order inversion). */
+    model_server *lo = (uintptr_t)a <= (uintptr_t)b ? a : b, *hi = lo == a ? b : a;
+    pthread_mutex_lock(&lo->mu);
+    if (hi != lo)
+        pthread_mutex_lock(&hi->mu);
     int eq = equal_locked(a, b, why, n);
-    if (b != a)
-        pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&a->mu);
+    if (hi != lo)
+        pthread_mutex_unlock(&hi->mu);
+    pthread_mutex_unlock(&lo->mu);
     return eq;
 }
