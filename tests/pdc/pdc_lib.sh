@@ -1,0 +1,226 @@
+# Shared by the `pdc` test scripts and tools/bench/pdc_bench.sh: start real
+# PDC servers (1 or more ranks under mpiexec), wait for "Server ready" with a
+# timeout, run clients with timeouts, close_server, wait for the server's PID
+# with a timeout, and kill by PID (never by name) on any failure. Nothing
+# here can hang: every wait has a deadline.
+#
+# Source it, then call pdc_setup PREFIX WORKDIR. PREFIX holds bin/pdc_server.exe,
+# bin/close_server and lib/ (build-pdc.sh's install prefix). Only one PDC
+# instance can run on a machine (port 7000 + rank): when PDC_CKPT_PORT_LOCK
+# names a file, pdc_take_port_lock re-runs the calling script under
+# `flock` on it, so scripts of several users wait for each other.
+
+PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-120}  # seconds to "Server ready"
+PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-60}     # seconds from close_server to exit
+PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-300} # seconds per client run
+PDC_CLOSE_TIMEOUT=${PDC_CLOSE_TIMEOUT:-120}   # seconds for close_server to return
+MPIEXEC=${MPIEXEC:-mpiexec}
+
+# pdc_take_port_lock "$0" "$@": re-exec under flock when PDC_CKPT_PORT_LOCK is set
+pdc_take_port_lock() {
+    if [ -n "${PDC_CKPT_PORT_LOCK:-}" ] && [ -z "${PDC_CKPT_PORT_LOCKED:-}" ]; then
+        export PDC_CKPT_PORT_LOCKED=1
+        exec flock -w 1800 "$PDC_CKPT_PORT_LOCK" bash "$@"
+    fi
+}
+
+# pdc_setup PREFIX [WORKDIR]: environment for servers and clients; without
+# WORKDIR a fresh temporary one, removed at exit
+pdc_setup() {
+    # servers and clients run in the work directory: absolute paths
+    PDC_PREFIX=$(cd "$1" && pwd) || { echo "FAIL: no PDC prefix $1"; exit 1; }
+    PDC_WORK=${2:-}
+    PDC_WORK_TMP=
+    if [ -z "$PDC_WORK" ]; then
+        PDC_WORK=$(mktemp -d "${TMPDIR:-/tmp}/pdc-test.XXXXXX")
+        PDC_WORK_TMP=$PDC_WORK
+    fi
+    local b
+    for b in pdc_server.exe close_server; do
+        if [ ! -x "$PDC_PREFIX/bin/$b" ]; then
+            echo "FAIL: $PDC_PREFIX/bin/$b not found (build PDC with tools/pdc/build-pdc.sh)"
+            exit 1
+        fi
+    done
+    mkdir -p "$PDC_WORK"
+    export LD_LIBRARY_PATH="$PDC_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export PDC_TMPDIR="$PDC_WORK/pdc_tmp" PDC_DATA_LOC="$PDC_WORK"
+    # ofi+tcp on 127.0.0.1, and MPICH's UCX off the network (thirdparty README, section 4)
+    export HG_TRANSPORT=ofi+tcp UCX_TLS=self,sm
+    SERVER_PID=
+    SERVER_LOG=
+    trap pdc_cleanup EXIT
+}
+
+# every descendant PID of $1 (children first listed after their parent)
+pdc_descendants() {
+    local c
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$c"
+        pdc_descendants "$c"
+    done
+}
+
+# pdc_kill_tree PID SIGNAL: the process and all its descendants
+pdc_kill_tree() {
+    local pids
+    pids="$1 $(pdc_descendants "$1")"
+    # shellcheck disable=SC2086
+    kill "-$2" $pids 2>/dev/null || true
+}
+
+# pdc_cleanup [STATUS]: the EXIT trap (STATUS: the script's, when another
+# trap calls it)
+pdc_cleanup() {
+    local rc=${1:-$?}
+    if [ -n "${CLIENT_RUNNING:-}" ] && kill -0 "$CLIENT_RUNNING" 2>/dev/null; then
+        pdc_kill_tree "$CLIENT_RUNNING" KILL # a client the script was waiting for
+    fi
+    if [ -n "${SERVER_PID:-}" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        echo "cleanup: killing server PID $SERVER_PID and its children"
+        pdc_kill_tree "$SERVER_PID" KILL
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [ "$rc" -ne 0 ] && [ -n "${SERVER_LOG:-}" ] && [ -f "$SERVER_LOG" ]; then
+        echo "---- last lines of $SERVER_LOG"
+        tail -n 30 "$SERVER_LOG"
+    fi
+    # a work directory made by pdc_setup is removed; set PDC_KEEP=1 to keep it
+    if [ -n "${PDC_WORK_TMP:-}" ] && [ -z "${PDC_KEEP:-}" ]; then
+        rm -rf "$PDC_WORK_TMP"
+    elif [ -n "${PDC_WORK_TMP:-}" ]; then
+        echo "kept $PDC_WORK_TMP"
+    fi
+    exit "$rc"
+}
+
+# pdc_start NP LOG [restart]: start NP server ranks and wait for "Server ready".
+# Sets SERVER_PID (mpiexec's) and PDC_READY_S (seconds from start to ready,
+# polled every 10 ms).
+pdc_start() {
+    local np=$1 log=$2 mode=${3:-}
+    SERVER_LOG=$log
+    local t0 now
+    # Servers listen on 7000 + rank, a client (MPI rank 0) on 8000. Another
+    # PDC on this machine that did not take PDC_CKPT_PORT_LOCK would take
+    # our clients or refuse them: say so instead of failing obscurely.
+    local port
+    for port in $(seq 7000 $((7000 + np - 1))) 8000; do
+        if ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; then
+            echo "FAIL: port $port is in use: another PDC server or client runs on this machine"
+            ss -Hltnp "sport = :$port" 2>/dev/null
+            return 1
+        fi
+    done
+    t0=$(date +%s.%N)
+    (cd "$PDC_WORK" && exec "$MPIEXEC" -n "$np" "$PDC_PREFIX/bin/pdc_server.exe" $mode) \
+        >"$log" 2>&1 &
+    SERVER_PID=$!
+    while ! grep -q "Server ready" "$log" 2>/dev/null; do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            wait "$SERVER_PID" 2>/dev/null
+            echo "FAIL: the server exited (status $?) before it was ready"
+            SERVER_PID=
+            return 1
+        fi
+        now=$(date +%s.%N)
+        if awk -v a="$t0" -v b="$now" -v t="$PDC_READY_TIMEOUT" 'BEGIN { exit !(b - a > t) }'; then
+            echo "FAIL: no \"Server ready\" within ${PDC_READY_TIMEOUT}s"
+            return 1
+        fi
+        sleep 0.01
+    done
+    now=$(date +%s.%N)
+    PDC_READY_S=$(awk -v a="$t0" -v b="$now" 'BEGIN { printf "%.3f", b - a }')
+}
+
+# pdc_client CMD...: run a client with a timeout (and a KILL 5 s after it).
+# If the server dies meanwhile, the client (which would wait for its answer
+# until the timeout) is killed at once and the status is 1.
+pdc_client() {
+    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@") &
+    local cpid=$! st=0
+    CLIENT_RUNNING=$cpid
+    while kill -0 "$cpid" 2>/dev/null; do
+        if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            sleep 0.5 # a client that just finished is not killed for nothing
+            if kill -0 "$cpid" 2>/dev/null; then
+                echo "FAIL: the server died while a client ran ($1)" >&2
+                pdc_kill_tree "$cpid" KILL
+                wait "$cpid" 2>/dev/null || true
+                CLIENT_RUNNING=
+                return 1
+            fi
+        fi
+        sleep 0.05
+    done
+    wait "$cpid" || st=$?
+    CLIENT_RUNNING=
+    return "$st"
+}
+
+# pdc_wait_exit: wait for the server's PID to exit, at most PDC_EXIT_TIMEOUT s
+pdc_wait_exit() {
+    local i
+    for i in $(seq 1 $((PDC_EXIT_TIMEOUT * 20))); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        echo "FAIL: the server did not exit within ${PDC_EXIT_TIMEOUT}s"
+        return 1
+    fi
+    local st=0
+    wait "$SERVER_PID" 2>/dev/null || st=$?
+    SERVER_PID=
+    return "$st"
+}
+
+# pdc_close: close_server (checkpoint), then wait for the server to exit.
+# Sets PDC_CLOSE_S: wall seconds from running close_server to the server's exit.
+pdc_close() {
+    local t0 now st=0
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        echo "FAIL: the server is not running any more (crashed?)"
+        return 1
+    fi
+    t0=$(date +%s.%N)
+    PDC_CLIENT_TIMEOUT=$PDC_CLOSE_TIMEOUT pdc_client "$PDC_PREFIX/bin/close_server" \
+        >"$PDC_WORK/close_server.out" 2>&1 || st=$?
+    if [ "$st" -ne 0 ]; then
+        echo "FAIL: close_server exited $st"
+        cat "$PDC_WORK/close_server.out"
+        return 1
+    fi
+    pdc_wait_exit || { echo "FAIL: the server's exit status after close_server is not 0"; return 1; }
+    now=$(date +%s.%N)
+    PDC_CLOSE_S=$(awk -v a="$t0" -v b="$now" 'BEGIN { printf "%.3f", b - a }')
+}
+
+# pdc_kill9: SIGKILL every server rank (the pdc_server.exe processes under
+# mpiexec) and wait for mpiexec to go
+pdc_kill9() {
+    local pids p
+    pids=$(pdc_descendants "$SERVER_PID")
+    for p in $pids; do
+        if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "pdc_server.exe" ]; then
+            kill -KILL "$p" 2>/dev/null || true
+        fi
+    done
+    local i
+    for i in $(seq 1 200); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$SERVER_PID" 2>/dev/null && pdc_kill_tree "$SERVER_PID" KILL
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=
+}
+
+# pdc_server_pids: PIDs of the running pdc_server.exe ranks
+pdc_server_pids() {
+    local p
+    for p in $(pdc_descendants "$SERVER_PID"); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "pdc_server.exe" ] && echo "$p"
+    done
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# PDC's real server, one binary, two checkpoint methods: PDC's own fwrite
+# checkpoint (PDC_CKPT=off) against the pdc-ckpt store (the default), with the
+# same client workload (pdc-ckpt-client bench-write: N objects x T PDC_UINT64
+# kvtags, one put RPC per kvtag).
+# Per run: fresh server(s); the writer; the servers' peak RSS (VmHWM, the
+# largest rank) before close; close_server to the exit of every rank;
+# the bytes the checkpoint left (metadata_checkpoint.* or the store, and
+# everything under PDC_TMPDIR); restart to "Server ready"; the first lookup
+# after it (PDCobj_open + PDCobj_get_tag of o0/t0, after PDCinit); close.
+# Prints one line per run, then min/median/max per configuration as a
+# Markdown table (docs/BENCHMARKS.md §9, "PDC's real server").
+#
+# usage: tools/bench/pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes "NxT ..."]
+#        [--np "1 2"] [--raw FILE]
+#   PREFIX: tools/pdc/build-pdc.sh's install prefix (bin/pdc_server.exe)
+#   CLIENT: build/bin/pdc-ckpt-client (built by the `pdc` tests)
+# Defaults: --runs 3 --sizes "1000x10 10000x100 100000x10" --np "1 2".
+# Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
+# wait for others that use the same lock file.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../tests/pdc/pdc_lib.sh
+. "$here/../../tests/pdc/pdc_lib.sh"
+pdc_take_port_lock "$0" "$@"
+
+prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [--np \"1 2\"] [--raw FILE]}
+client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
+client=$(realpath "$client")
+shift 2
+runs=3 sizes="1000x10 10000x100 100000x10" nps="1 2" raw=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --runs) runs=$2 ;;
+    --sizes) sizes=$2 ;;
+    --np) nps=$2 ;;
+    --raw) raw=$2 ;;
+    *) echo "pdc_bench.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift 2
+done
+PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-3600}
+PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-600}
+PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
+pdc_setup "$prefix"
+unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
+[ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
+printf "size\tnp\tmethod\trun\tput_us_median\tput_us_mean\twrite_s\trss_mib\tclose_s\tckpt_bytes\ttmpdir_bytes\trestart_s\tlookup_s\n" >"$raw"
+
+# peak RSS in MiB of the largest server rank
+peak_rss() {
+    local p m=0 v
+    for p in $(pdc_server_pids); do
+        v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
+        [ "${v:-0}" -gt "$m" ] && m=$v
+    done
+    awk -v k="$m" 'BEGIN { printf "%.1f", k / 1024 }'
+}
+
+one_run() { # size np method run
+    local size=$1 np=$2 method=$3 run=$4 n t
+    n=${size%x*} t=${size#*x}
+    rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
+    if [ "$method" = fwrite ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
+    pdc_start "$np" "$PDC_WORK/server.log"
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+        { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+    local w rss
+    w=$(grep '^bench-write:' "$PDC_WORK/write.out")
+    rss=$(peak_rss)
+    pdc_close
+    local ckpt tmpb
+    if [ "$method" = fwrite ]; then
+        ckpt=$(cat "$PDC_TMPDIR"/*/metadata_checkpoint.* 2>/dev/null | wc -c)
+    else
+        ckpt=$(du -sb "$PDC_TMPDIR/pdc-ckpt" | cut -f1)
+    fi
+    tmpb=$(du -sb "$PDC_TMPDIR" | cut -f1)
+    pdc_start "$np" "$PDC_WORK/server-restart.log" restart
+    local l
+    pdc_client "$client" bench-lookup --name o0 --tag t0 >"$PDC_WORK/lookup.out" 2>&1 ||
+        { echo "FAIL: bench-lookup after restart"; tail "$PDC_WORK/lookup.out"; exit 1; }
+    l=$(sed -n 's/^bench-lookup: .* lookup_s=\([0-9.]*\)$/\1/p' "$PDC_WORK/lookup.out")
+    local ready=$PDC_READY_S
+    pdc_close
+    local med mean tot
+    med=$(sed -n 's/.*put_us_median=\([0-9.]*\).*/\1/p' <<<"$w")
+    mean=$(sed -n 's/.*put_us_mean=\([0-9.]*\).*/\1/p' <<<"$w")
+    tot=$(sed -n 's/.*total_s=\([0-9.]*\).*/\1/p' <<<"$w")
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$method" "$run" \
+        "$med" "$mean" "$tot" "$rss" "$PDC_CLOSE_S" "$ckpt" "$tmpb" "$ready" "$l" | tee -a "$raw"
+}
+
+echo "PDC bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
+for size in $sizes; do
+    for np in $nps; do
+        # the two methods alternate inside each repetition, so drift in the
+        # machine's load hits both alike
+        for run in $(seq 1 "$runs"); do
+            for method in fwrite store; do
+                one_run "$size" "$np" "$method" "$run"
+            done
+        done
+    done
+done
+echo "raw results: $raw"
+python3 - "$raw" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+metrics = [("put_us_median", "put latency median (us)"), ("put_us_mean", "put latency mean (us)"),
+           ("rss_mib", "server peak RSS (MiB)"), ("close_s", "close_server to exit (s)"),
+           ("ckpt_bytes", "checkpoint bytes"), ("restart_s", "restart to ready (s)"),
+           ("lookup_s", "first lookup (s)")]
+def mmm(v):
+    v = sorted(v)
+    f = (lambda x: f"{x:.0f}") if max(v) >= 1000 else (lambda x: f"{x:.3g}")
+    return f"{f(v[0])} / {f(statistics.median(v))} / {f(v[-1])}"
+keys = []
+for r in rows:
+    k = (r["size"], r["np"])
+    if k not in keys:
+        keys.append(k)
+print("\n| size | servers | metric | PDC fwrite (min / median / max) | pdc-ckpt store (min / median / max) | median ratio fwrite/store |")
+print("|---|---|---|---|---|---|")
+for size, np in keys:
+    for m, label in metrics:
+        vals = {meth: [float(r[m]) for r in rows if r["size"] == size and r["np"] == np and r["method"] == meth]
+                for meth in ("fwrite", "store")}
+        if not vals["fwrite"] or not vals["store"]:
+            continue
+        ms = statistics.median(vals["store"])
+        ratio = f"{statistics.median(vals['fwrite']) / ms:.2f}" if ms > 0 else "-"
+        print(f"| {size} | {np} | {label} | {mmm(vals['fwrite'])} | {mmm(vals['store'])} | {ratio} |")
+EOF
