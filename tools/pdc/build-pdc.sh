@@ -132,7 +132,7 @@ fi
 step "pdc-ckpt from $REPO"
 run_logged "$WORK/pdc-ckpt-configure.log" cmake -S "$REPO" -B "$WORK/pdc-ckpt-build" \
     -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DPDC_CKPT_PDC_SOURCES=
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DPDC_CKPT_PDC_SOURCES= -DPDC_CKPT_BUILD_TESTS=OFF
 run_logged "$WORK/pdc-ckpt-build.log" cmake --build "$WORK/pdc-ckpt-build" -j "$JOBS"
 run_logged "$WORK/pdc-ckpt-install.log" cmake --install "$WORK/pdc-ckpt-build"
 
