@@ -14,12 +14,33 @@
  * fault either.
  */
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bulki.h"
 #include "store_int.h"
+
+/* Where LMDB mapped data.mdb: LMDB keeps it to itself (MDB_envinfo's
+ * me_mapaddr is only set for MDB_FIXEDMAP), so take the page holding the
+ * meta record, whose header starts with its page number. Called under a
+ * guard with st->grow held shared; cached until the map is resized. */
+static const char *map_base(ckpt_store *st, MDB_txn *txn, size_t last_pgno)
+{
+    const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
+    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
+    uint64_t pgno;
+    if (b != NULL || st->psize == 0 || mdb_get(txn, st->dbi[CKPT_DB_META], &k, &v) != 0)
+        return b;
+    const char *page = (const char *)((uintptr_t)v.mv_data & ~(uintptr_t)(st->psize - 1));
+    memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
+    if (pgno > last_pgno)
+        return NULL; /* a damaged page: no bound rather than a wrong one */
+    b = page - pgno * st->psize;
+    __atomic_store_n(&st->map_base, b, __ATOMIC_RELEASE);
+    return b;
+}
 
 int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
 {
@@ -56,14 +77,19 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
         pthread_rwlock_unlock(&st->grow);
         pthread_rwlock_wrlock(&st->grow);
         mdb_env_set_mapsize(st->env, 0);
+        st->map_base = NULL; /* remapped */
         pthread_rwlock_unlock(&st->grow);
         locked = 0;
     }
+    tx->map_lo = tx->map_hi = NULL;
     if (rc == 0 && mdb_env_info(st->env, &ei) == 0) {
         /* the newest commit's last page bounds this transaction's pages */
         size_t used = ((size_t)ei.me_last_pgno + 1) * st->psize;
-        tx->map_lo = ei.me_mapaddr;
-        tx->map_hi = tx->map_lo + (used < ei.me_mapsize ? used : ei.me_mapsize);
+        const char *base = map_base(st, tx->txn, ei.me_last_pgno);
+        if (base != NULL) {
+            tx->map_lo = base;
+            tx->map_hi = base + (used < ei.me_mapsize ? used : ei.me_mapsize);
+        }
     }
     ckpt_guard_pop(&g);
     if (rc) {
@@ -80,7 +106,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
 static int in_map(const ckpt_rtxn *tx, const MDB_val *v)
 {
     const char *p = v->mv_data;
-    if (v->mv_size == 0)
+    if (v->mv_size == 0 || tx->map_lo == NULL)
         return 1;
     return p >= tx->map_lo && p < tx->map_hi && v->mv_size <= (size_t)(tx->map_hi - p);
 }

@@ -272,6 +272,7 @@ static int grow_map(ckpt_store *st)
         want *= 2;
     pthread_rwlock_wrlock(&st->grow);
     int rc = mdb_env_set_mapsize(st->env, want);
+    st->map_base = NULL; /* remapped */
     pthread_rwlock_unlock(&st->grow);
     if (rc == 0) {
         MDB_envinfo ei;
@@ -1448,6 +1449,7 @@ int ckpt_store_copy(ckpt_store *st, const char *dest, int compact)
         fd = -1;
         pthread_rwlock_wrlock(&st->grow);
         mdb_env_set_mapsize(st->env, 0);
+        st->map_base = NULL; /* remapped */
         pthread_rwlock_unlock(&st->grow);
     }
     if (close(fd) != 0 && lrc == 0)

@@ -43,6 +43,9 @@ struct ckpt_store {
     size_t map_size;
     unsigned psize;         /* LMDB's page size */
     int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
+    const char *map_base;   /* where LMDB mapped data.mdb (LMDB does not say;
+                             * read.c finds it), NULL while unknown; reset
+                             * when the map is resized (under grow) */
 
     pthread_mutex_t mu;     /* batch, meta, commit */
     pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
