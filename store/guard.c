@@ -138,23 +138,19 @@ int ckpt_guard_run(void (*fn)(void *), void *arg)
     return 0;
 }
 
-void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, MDB_env *env)
+void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const char *map,
+                         size_t map_len, unsigned psize)
 {
+    const char *a = g->addr;
     if (g->sig == 0) {
         snprintf(buf, n, "%s", g->what);
         return;
     }
     const char *name = g->sig == SIGBUS ? "SIGBUS" : g->sig == SIGSEGV ? "SIGSEGV" : "a signal";
-    MDB_envinfo ei;
-    MDB_stat es;
-    if (env != NULL && mdb_env_info(env, &ei) == 0 && mdb_env_stat(env, &es) == 0 && es.ms_psize > 0 &&
-        (const char *)g->addr >= (const char *)ei.me_mapaddr &&
-        (size_t)((const char *)g->addr - (const char *)ei.me_mapaddr) < ei.me_mapsize) {
-        size_t off = (size_t)((const char *)g->addr - (const char *)ei.me_mapaddr);
-        snprintf(buf, n, "reading it faulted (%s) at page %zu (byte %zu of the map)", name,
-                 off / es.ms_psize, off);
-    } else {
-        snprintf(buf, n, "reading it faulted (%s at address %p, a pointer taken from a damaged page)",
-                 name, g->addr);
-    }
+    if (map != NULL && psize > 0 && a >= map && (size_t)(a - map) < map_len)
+        snprintf(buf, n, "reading it faulted (%s) at page %zu (byte %zu of the file)", name,
+                 (size_t)(a - map) / psize, (size_t)(a - map));
+    else
+        snprintf(buf, n, "reading it faulted (%s at address %p, outside the file: a pointer taken "
+                 "from a damaged page)", name, g->addr);
 }

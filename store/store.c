@@ -492,10 +492,20 @@ static void bg_stop(ckpt_store *st)
 /* Faults on damaged pages (guard.c)                                   */
 /* ------------------------------------------------------------------ */
 
+/* "what happened" of a fault on st's map */
+static void describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_store *st)
+{
+    MDB_envinfo ei;
+    size_t len = 0;
+    if (st->env != NULL && mdb_env_info(st->env, &ei) == 0)
+        len = ei.me_mapsize;
+    ckpt_guard_describe(buf, n, g, __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE), len, st->psize);
+}
+
 int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where)
 {
     char what[300];
-    ckpt_guard_describe(what, sizeof what, g, st->env);
+    describe_fault(what, sizeof what, g, st);
     if (__atomic_exchange_n(&st->fault_set, 1, __ATOMIC_ACQ_REL) == 0)
         snprintf(st->fault, sizeof st->fault, "%s/data.mdb: %s: %s", st->path, where, what);
     __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
@@ -895,7 +905,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     if (sigsetjmp(g.jb, 0) != 0) {
         char what[300];
         ckpt_guard_pop(&g);
-        ckpt_guard_describe(what, sizeof what, &g, st->env);
+        describe_fault(what, sizeof what, &g, st);
         if (!o->readonly)
             poison_env(st->path);
         rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: opening it: %s: a page of the store is "

@@ -105,8 +105,10 @@ struct ckpt_guard {
 void ckpt_guard_push(struct ckpt_guard *g);
 void ckpt_guard_pop(struct ckpt_guard *g);
 void ckpt_guard_on_assert(MDB_env *env, const char *msg);
-/* "LMDB assertion failed: ..." or "reading it faulted (SIGSEGV) at page N ..." */
-void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, MDB_env *env);
+/* "LMDB assertion failed: ..." or "reading it faulted (SIGSEGV) at page N
+ * ..." (the page when the address is inside map[0..map_len)) */
+void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const char *map,
+                         size_t map_len, unsigned psize);
 
 /* store.c: after a fault the environment is never touched again by this
  * handle: mark it failed (later calls get CKPT_E_FAILED naming the first

@@ -287,6 +287,53 @@ int rel_flip_bit(const char *path, long off, int bit)
     return ok ? 0 : -1;
 }
 
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *why, size_t n)
+{
+    char path[4200];
+    unsigned char page[REL_PAGE];
+    uint64_t x = seed;
+    snprintf(path, sizeof path, "%s/rank-%d/data.mdb", root, rank);
+    long size = rel_file_size(path);
+    if (size < REL_PAGE) {
+        why_set(why, n, "%s: %ld bytes, not a page", path, size);
+        return -1;
+    }
+    long pg = (long)(splitmix64(&x) % (uint64_t)(size / REL_PAGE));
+    int fd = open(path, O_RDWR);
+    if (fd < 0 || pread(fd, page, sizeof page, pg * REL_PAGE) != (ssize_t)sizeof page) {
+        why_set(why, n, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (mode == REL_DAMAGE_GARBAGE) {
+        for (size_t i = 0; i < sizeof page; i += 8) {
+            uint64_t r = splitmix64(&x);
+            memcpy(page + i, &r, 8);
+        }
+    } else {
+        for (int i = 0; i < 3; i++) {
+            uint64_t r = splitmix64(&x);
+            page[r % 16] ^= (unsigned char)(1u << ((r >> 8) % 8));
+        }
+    }
+    int ok = pwrite(fd, page, sizeof page, pg * REL_PAGE) == (ssize_t)sizeof page && fsync(fd) == 0;
+    close(fd);
+    if (!ok) {
+        why_set(why, n, "%s: writing page %ld: %s", path, pg, strerror(errno));
+        return -1;
+    }
+    return pg;
+}
+
 int rel_flip_after(const char *root, int rank, const char *s, char *why, size_t n)
 {
     char path[4200];

@@ -73,6 +73,15 @@ int rel_flip_bit(const char *path, long off, int bit);
  * rel_tag_val), never in a key. Returns the number of copies flipped (0:
  * not found), -1 on I/O errors. */
 int rel_flip_after(const char *root, int rank, const char *s, char *why, size_t n);
+/* Seeded random page damage of root/rank-<r>/data.mdb (LMDB pages of
+ * REL_PAGE bytes): REL_DAMAGE_GARBAGE overwrites one whole page, chosen by
+ * the seed among all pages of the file (meta pages included), with seeded
+ * garbage; REL_DAMAGE_HEADER flips 3 seeded bits in the 16-byte header of
+ * a seeded page (page number, flags, lower/upper bounds). The same seed
+ * damages the same way. Returns the page number, -1 on I/O errors. */
+#define REL_PAGE 4096
+enum { REL_DAMAGE_GARBAGE = 0, REL_DAMAGE_HEADER = 1 };
+long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *why, size_t n);
 /* Replace the meta record of root/rank-<r> (raw LMDB) with one of format
  * version `version` (magic, version and a field this build does not know,
  * as a newer pdc-ckpt would write). */
