@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -532,6 +533,11 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
 
 int rel_run(char *const argv[], char *out, size_t cap)
 {
+    return rel_run_as(-1, argv, out, cap);
+}
+
+int rel_run_as(long uid, char *const argv[], char *out, size_t cap)
+{
     int p[2], st = 0;
     size_t got = 0;
     fflush(stdout);
@@ -552,6 +558,8 @@ int rel_run(char *const argv[], char *out, size_t cap)
         dup2(p[1], 2);
         close(p[0]);
         close(p[1]);
+        if (uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0))
+            _exit(126);
         execv(argv[0], argv);
         _exit(127);
     }

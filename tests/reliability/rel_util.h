@@ -113,6 +113,9 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg);
  * both into out (NUL-terminated, cut at cap). Returns the exit status, or
  * 128 + signal. */
 int rel_run(char *const argv[], char *out, size_t cap);
+/* The same as user (and group) uid, when uid >= 0 (root only); 126 when
+ * the privileges cannot be dropped. */
+int rel_run_as(long uid, char *const argv[], char *out, size_t cap);
 
 /* rm -rf path; cp -a src dst (dst must not exist). 0 or -1. */
 int rel_rmtree(const char *path);
