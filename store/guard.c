@@ -150,7 +150,9 @@ void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const 
     if (map != NULL && psize > 0 && a >= map && (size_t)(a - map) < map_len)
         snprintf(buf, n, "reading it faulted (%s) at page %zu (byte %zu of the file)", name,
                  (size_t)(a - map) / psize, (size_t)(a - map));
-    else
+    else if (map != NULL)
         snprintf(buf, n, "reading it faulted (%s at address %p, outside the file: a pointer taken "
                  "from a damaged page)", name, g->addr);
+    else
+        snprintf(buf, n, "reading it faulted (%s at address %p)", name, g->addr);
 }

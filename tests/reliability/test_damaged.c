@@ -41,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -662,6 +664,134 @@ static void test_interrupted_creation(void **state)
 }
 
 
+
+/* ------------------------------------------------------------------ */
+/* the fault guard itself                                              */
+/* ------------------------------------------------------------------ */
+
+static int count_entries(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    (void)k;
+    (void)v;
+    ((long *)p)[0]++;
+    return 0;
+}
+
+/* data.mdb cut to its first 2 pages after the store was opened: reading
+ * the obj tree touches the map past the end of the file (SIGBUS). v =
+ * {rc of the iteration, rc of the next rtxn_begin}. */
+static int probe_sigbus(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    char data[700];
+    ckpt_store *st;
+    ckpt_rtxn *tx;
+    long n = 0;
+    int rc;
+    if (ckpt_fault_guard_install() != 0)
+        return -1000;
+    if ((rc = ckpt_store_open_readonly(&st, p->root, p->rank)) != 0) {
+        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    /* a first transaction finds where the map is (read.c, map_base) */
+    if ((rc = ckpt_rtxn_begin(&tx, st)) != 0)
+        return rc;
+    ckpt_rtxn_end(tx);
+    snprintf(data, sizeof data, "%s/rank-%d/data.mdb", p->root, p->rank);
+    if (truncate(data, 2 * REL_PAGE) != 0)
+        return -1001;
+    if ((rc = ckpt_rtxn_begin(&tx, st)) != 0) {
+        snprintf(out->msg, sizeof out->msg, "rtxn_begin: %s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    out->v[0] = ckpt_iter(tx, CKPT_DB_OBJ, NULL, 0, count_entries, &n);
+    snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+    ckpt_rtxn_end(tx);
+    out->v[1] = ckpt_rtxn_begin(&tx, st);
+    if (out->v[1] == 0)
+        ckpt_rtxn_end(tx);
+    ckpt_store_close(st);
+    return 0;
+}
+
+/* A fault inside the store's read is CKPT_E_CORRUPT naming the file, the
+ * database and the page; the handle is failed afterwards. */
+static void test_fault_in_a_read_is_an_error(void **state)
+{
+    struct fix *f = *state;
+    struct probe p = {f->root, 1};
+    struct rel_outcome o;
+    rel_in_child(&o, probe_sigbus, &p);
+    if (o.crashed || o.rc != 0)
+        fail_msg("crashed %d (signal %d), rc %d: %s", o.crashed, o.sig, o.rc, o.msg);
+    assert_int_equal(o.v[0], CKPT_E_CORRUPT);
+    has(o.msg, "rank-1/data.mdb: iterating obj: reading it faulted (SIGBUS) at page ", "fault");
+    assert_int_equal(o.v[1], CKPT_E_FAILED);
+}
+
+static volatile sig_atomic_t g_prev_hits;
+
+static void prev_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    g_prev_hits++;
+    _exit(si != NULL && si->si_signo == SIGSEGV ? 42 : 43);
+}
+
+/* v = {what the previous handler saw (exit status of a grandchild),
+ * handler restored by uninstall} */
+static int probe_chain(void *arg, struct rel_outcome *out)
+{
+    struct sigaction sa, now;
+    (void)arg;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = prev_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    if (ckpt_fault_guard_install() != 0)
+        return -1000;
+    pid_t pid = fork();
+    if (pid == 0) {
+        raise(SIGSEGV); /* outside any of the store's calls: not ours */
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    out->v[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+    ckpt_fault_guard_uninstall();
+    sigaction(SIGSEGV, NULL, &now);
+    out->v[1] = (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == prev_handler;
+    /* with no handler before: dies of the signal, as without the guard */
+    signal(SIGSEGV, SIG_DFL);
+    ckpt_fault_guard_install();
+    pid = fork();
+    if (pid == 0) {
+        raise(SIGSEGV);
+        _exit(0);
+    }
+    waitpid(pid, &st, 0);
+    out->v[2] = WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st);
+    ckpt_fault_guard_uninstall();
+    return 0;
+}
+
+/* The handlers chain: a fault outside the store goes to the handler that
+ * was there before (or kills as SIG_DFL would); uninstall restores it. */
+static void test_fault_handlers_chain(void **state)
+{
+    struct rel_outcome o;
+    (void)state;
+    rel_in_child(&o, probe_chain, NULL);
+    if (o.crashed || o.rc != 0)
+        fail_msg("crashed %d (signal %d), rc %d: %s", o.crashed, o.sig, o.rc, o.msg);
+    assert_int_equal(o.v[0], 42);
+    assert_int_equal(o.v[1], 1);
+    assert_int_equal(o.v[2], SIGSEGV);
+}
+
 /* ------------------------------------------------------------------ */
 /* seeded random page damage (issue 14, item 2)                        */
 /* ------------------------------------------------------------------ */
@@ -975,6 +1105,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_foreign_lmdb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_lmdb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupted_creation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_in_a_read_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_handlers_chain, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
