@@ -46,7 +46,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
 {
     ckpt_rtxn *tx;
     struct ckpt_guard g;
-    volatile int locked = 0;
+    volatile int locked = 0, begun = 0;
     MDB_envinfo ei;
     int rc;
     if (out == NULL || st == NULL)
@@ -59,8 +59,11 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     tx->st = st;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
-        /* the reader slot LMDB may have taken is left to mdb_env_close */
+        /* a transaction begun is ended (read-only: that only releases its
+         * reader slot); one LMDB was beginning is left to mdb_env_close */
         ckpt_guard_pop(&g);
+        if (begun)
+            mdb_txn_abort(tx->txn);
         if (locked)
             pthread_rwlock_unlock(&st->grow);
         free(tx);
@@ -70,6 +73,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
         pthread_rwlock_rdlock(&st->grow);
         locked = 1;
         rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &tx->txn);
+        begun = rc == 0;
         if (rc != MDB_MAP_RESIZED || tries > 3)
             break;
         /* another process grew the map: adopt its size, with no
@@ -294,7 +298,13 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
         return ckpt_store_faulted(tx->st, &g, where);
     }
     MDB_cursor *c;
-    if ((rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c)) != 0) {
+    MDB_stat ms;
+    /* mdb_stat first: it reads the database's root record (when the
+     * transaction has not yet) with a cursor on the stack, so a damaged
+     * page faults there and not inside mdb_cursor_open, which would leak
+     * the cursor it allocated */
+    if ((rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms)) != 0 ||
+        (rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c)) != 0) {
         ckpt_guard_pop(&g);
         return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cursor on %s", tx->st->path,
                            ckpt_db_name(db));
