@@ -536,6 +536,17 @@ int rel_run(char *const argv[], char *out, size_t cap)
     return rel_run_as(-1, argv, out, cap);
 }
 
+int rel_run_va(long uid, char *out, size_t cap, const char *prog, va_list args)
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)prog;
+    for (const char *a; n < 31 && (a = va_arg(args, const char *)) != NULL;)
+        argv[n++] = (char *)a;
+    argv[n] = NULL;
+    return rel_run_as(uid, argv, out, cap);
+}
+
 int rel_run_as(long uid, char *const argv[], char *out, size_t cap)
 {
     int p[2], st = 0;

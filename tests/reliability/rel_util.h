@@ -18,6 +18,7 @@
 #ifndef PDC_CKPT_REL_UTIL_H
 #define PDC_CKPT_REL_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,6 +117,8 @@ int rel_run(char *const argv[], char *out, size_t cap);
 /* The same as user (and group) uid, when uid >= 0 (root only); 126 when
  * the privileges cannot be dropped. */
 int rel_run_as(long uid, char *const argv[], char *out, size_t cap);
+/* rel_run_as with argv given as prog, args..., NULL (at most 30). */
+int rel_run_va(long uid, char *out, size_t cap, const char *prog, va_list args);
 
 /* rm -rf path; cp -a src dst (dst must not exist). 0 or -1. */
 int rel_rmtree(const char *path);

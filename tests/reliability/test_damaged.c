@@ -960,30 +960,28 @@ struct rand_tally {
  * and an exit 1 names the damaged rank. Returns the exit status. */
 static int inspect_any(struct rand_tally *t, long seed, long page, const char *root, ...)
 {
-    char *argv[16];
     char me[32], me2[32];
+    const char *cmd;
     va_list ap;
-    int n = 0;
-    argv[n++] = (char *)g_inspect;
     va_start(ap, root);
-    for (const char *a; n < 15 && (a = va_arg(ap, const char *)) != NULL;)
-        argv[n++] = (char *)a;
+    int rc = rel_run_va(-1, g_big, sizeof g_big, g_inspect, ap);
     va_end(ap);
-    argv[n] = NULL;
-    int rc = rel_run(argv, g_big, sizeof g_big);
+    va_start(ap, root);
+    cmd = va_arg(ap, const char *);
+    va_end(ap);
     t->runs++;
     snprintf(me, sizeof me, "rank-%d", RAND_RANK);
     snprintf(me2, sizeof me2, "rank %d", RAND_RANK);
     if (rc != 0 && rc != 1) {
         t->killed++;
         fail_msg("seed %ld (page %ld): ckpt-inspect %s %s: exit %d (%s), expected 0 or 1:\n%.4000s",
-                 seed, page, argv[1], root, rc, rc > 128 ? strsignal(rc - 128) : "?", g_big);
+                 seed, page, cmd, root, rc, rc > 128 ? strsignal(rc - 128) : "?", g_big);
     }
     if (rc == 1) {
         t->errors++;
         if (strstr(g_big, me) == NULL && strstr(g_big, me2) == NULL)
             fail_msg("seed %ld (page %ld): ckpt-inspect %s %s failed without naming %s:\n%.4000s",
-                     seed, page, argv[1], root, me, g_big);
+                     seed, page, cmd, root, me, g_big);
     }
     (void)root;
     return rc;

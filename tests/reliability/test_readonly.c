@@ -224,16 +224,10 @@ static void expect_reads_all(const char *root)
 /* ckpt-inspect ARGS... as the reader: must exit 0. */
 static void inspect_ok(const char *what, ...)
 {
-    char *argv[12];
     va_list ap;
-    int n = 0;
-    argv[n++] = (char *)g_inspect;
     va_start(ap, what);
-    for (const char *a; n < 11 && (a = va_arg(ap, const char *)) != NULL;)
-        argv[n++] = (char *)a;
+    int rc = rel_run_va(g_as, g_out, sizeof g_out, g_inspect, ap);
     va_end(ap);
-    argv[n] = NULL;
-    int rc = rel_run_as(g_as, argv, g_out, sizeof g_out);
     if (rc != 0)
         fail_msg("ckpt-inspect %s on a read-only store: exit %d:\n%.3000s", what, rc, g_out);
 }
