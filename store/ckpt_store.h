@@ -273,6 +273,29 @@ CKPT_API int ckpt_root_check(const char *root, int nranks);
  * names them); -1 for any other name. */
 CKPT_API int ckpt_rank_of_name(const char *name);
 
+/* ---- damaged stores (docs/RELIABILITY.md) ----
+ * Every LMDB call of the store runs under a recovery point: when LMDB
+ * fails an assertion on a damaged page (it would abort()), the call
+ * returns CKPT_E_CORRUPT naming the rank's data.mdb and the database, and
+ * the store is marked failed: every later call on that handle returns
+ * CKPT_E_FAILED; close or discard it and reopen. This needs nothing.
+ *
+ * A damaged page can also make LMDB follow a garbage pointer (SIGSEGV, or
+ * SIGBUS past the end of the file). Turning those into CKPT_E_CORRUPT
+ * needs process-wide SIGSEGV/SIGBUS handlers, which the library installs
+ * only when asked: ckpt_fault_guard_install(). A fault outside the store's
+ * LMDB calls (or in a thread without one running) goes on to the handler
+ * that was installed before, or kills the process as it would have
+ * without it. Call it early (before installing your own handlers, which
+ * would replace it); ckpt_fault_guard_uninstall() restores the previous
+ * handlers. The tools (ckpt-inspect, ckpt-workload) install it. */
+CKPT_API int ckpt_fault_guard_install(void);
+CKPT_API void ckpt_fault_guard_uninstall(void);
+/* Run fn(arg) under the same recovery point: returns 0 when fn returned,
+ * or the signal (SIGSEGV, SIGBUS; SIGABRT for an LMDB assertion in a raw
+ * LMDB call of fn) that interrupted it. Whatever fn held is abandoned. */
+CKPT_API int ckpt_guard_run(void (*fn)(void *), void *arg);
+
 /* ---- reads ---- */
 typedef struct ckpt_val {
     size_t len;

@@ -1,26 +1,79 @@
 /*
  * read.c - read transactions and lookups. Everything returned points into
  * LMDB's map and is valid until ckpt_rtxn_end() of its transaction.
+ *
+ * Damaged pages (guard.c): every LMDB call here runs under a guard. After
+ * a fault the read transaction is abandoned where LMDB was: no further
+ * LMDB call is made in it except mdb_txn_abort() at ckpt_rtxn_end(), which
+ * for a read-only transaction only releases its reader slot (MDB_NOTLS:
+ * the slot belongs to the transaction) and frees it; a cursor of a
+ * read-only transaction is not linked into it and is only freed. The store
+ * is marked failed, so nothing reads the damaged map through this handle
+ * again. Every key and value handed out is checked to lie inside the
+ * committed part of the map, so a damaged node cannot make the caller
+ * fault either.
  */
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bulki.h"
 #include "store_int.h"
 
+/* Where LMDB mapped data.mdb: LMDB keeps it to itself (MDB_envinfo's
+ * me_mapaddr is only set for MDB_FIXEDMAP), so take the page holding the
+ * meta record, whose header starts with its page number. Called under a
+ * guard with st->grow held shared; cached until the map is resized. */
+static const char *map_base(ckpt_store *st, MDB_txn *txn, size_t last_pgno)
+{
+    const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
+    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
+    uint64_t pgno;
+    if (b != NULL || st->psize == 0 || mdb_get(txn, st->dbi[CKPT_DB_META], &k, &v) != 0)
+        return b;
+    const char *page = (const char *)((uintptr_t)v.mv_data & ~(uintptr_t)(st->psize - 1));
+    memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
+    if (pgno > last_pgno)
+        return NULL; /* a damaged page: no bound rather than a wrong one */
+    b = page - pgno * st->psize;
+    __atomic_store_n(&st->map_base, b, __ATOMIC_RELEASE);
+    return b;
+}
+
 int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
 {
     ckpt_rtxn *tx;
+    struct ckpt_guard g;
+    volatile int locked = 0, begun = 0;
+    MDB_envinfo ei;
     int rc;
     if (out == NULL || st == NULL)
         return CKPT_E_INVAL;
     *out = NULL;
+    if ((rc = ckpt_store_check_failed(st)) != 0)
+        return rc;
     if ((tx = malloc(sizeof *tx)) == NULL)
         return CKPT_E_NOMEM;
     tx->st = st;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        /* a transaction begun is ended (read-only: that only releases its
+         * reader slot); one LMDB was beginning is left to mdb_env_close */
+        ckpt_guard_pop(&g);
+        if (begun)
+            mdb_txn_abort(tx->txn);
+        if (locked)
+            pthread_rwlock_unlock(&st->grow);
+        free(tx);
+        return ckpt_store_faulted(st, &g, "beginning a read transaction");
+    }
     for (int tries = 0;; tries++) {
         pthread_rwlock_rdlock(&st->grow);
+        locked = 1;
         rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &tx->txn);
+        begun = rc == 0;
         if (rc != MDB_MAP_RESIZED || tries > 3)
             break;
         /* another process grew the map: adopt its size, with no
@@ -28,8 +81,21 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
         pthread_rwlock_unlock(&st->grow);
         pthread_rwlock_wrlock(&st->grow);
         mdb_env_set_mapsize(st->env, 0);
+        st->map_base = NULL; /* remapped */
         pthread_rwlock_unlock(&st->grow);
+        locked = 0;
     }
+    tx->map_lo = tx->map_hi = NULL;
+    if (rc == 0 && mdb_env_info(st->env, &ei) == 0) {
+        /* the newest commit's last page bounds this transaction's pages */
+        size_t used = ((size_t)ei.me_last_pgno + 1) * st->psize;
+        const char *base = map_base(st, tx->txn, ei.me_last_pgno);
+        if (base != NULL) {
+            tx->map_lo = base;
+            tx->map_hi = base + (used < ei.me_mapsize ? used : ei.me_mapsize);
+        }
+    }
+    ckpt_guard_pop(&g);
     if (rc) {
         pthread_rwlock_unlock(&st->grow);
         free(tx);
@@ -38,6 +104,22 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     }
     *out = tx;
     return 0;
+}
+
+/* A key or value LMDB returned lies inside the committed map. */
+static int in_map(const ckpt_rtxn *tx, const MDB_val *v)
+{
+    const char *p = v->mv_data;
+    if (v->mv_size == 0 || tx->map_lo == NULL)
+        return 1;
+    return p >= tx->map_lo && p < tx->map_hi && v->mv_size <= (size_t)(tx->map_hi - p);
+}
+
+static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v)
+{
+    return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: a %s of %zu bytes that "
+                       "lies outside the file's committed pages: a page of the database is damaged",
+                       tx->st->path, ckpt_db_name(db), what, v->mv_size);
 }
 
 void ckpt_rtxn_end(ckpt_rtxn *tx)
@@ -52,7 +134,19 @@ void ckpt_rtxn_end(ckpt_rtxn *tx)
 static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen)
 {
     MDB_val k = {klen, (void *)key}, v;
-    int rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
+    struct ckpt_guard g;
+    char where[64];
+    int rc;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        ckpt_guard_pop(&g);
+        snprintf(where, sizeof where, "reading %s", ckpt_db_name(db));
+        return ckpt_store_faulted(tx->st, &g, where);
+    }
+    rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
+    ckpt_guard_pop(&g);
+    if (rc == 0 && !in_map(tx, &v))
+        return outside_map(tx, db, "value", &v);
     if (rc == MDB_NOTFOUND)
         return CKPT_E_NOTFOUND;
     if (rc)
@@ -186,30 +280,59 @@ int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *nam
 int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_cb cb,
               void *payload)
 {
-    MDB_cursor *cur;
+    MDB_cursor *volatile cur = NULL;
     MDB_val k, v;
+    struct ckpt_guard g;
     int rc;
     if (tx == NULL || cb == NULL || db < 0 || db >= CKPT_DB_COUNT || (plen > 0 && prefix == NULL) ||
         plen > 511)
         return CKPT_E_INVAL;
-    if ((rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &cur)) != 0)
+    /* one recovery point for the LMDB calls; the callback runs outside it */
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        char where[64];
+        ckpt_guard_pop(&g);
+        if (cur != NULL)
+            mdb_cursor_close(cur); /* a read-only txn's cursor: only freed */
+        snprintf(where, sizeof where, "iterating %s", ckpt_db_name(db));
+        return ckpt_store_faulted(tx->st, &g, where);
+    }
+    MDB_cursor *c;
+    MDB_stat ms;
+    /* mdb_stat first: it reads the database's root record (when the
+     * transaction has not yet) with a cursor on the stack, so a damaged
+     * page faults there and not inside mdb_cursor_open, which would leak
+     * the cursor it allocated */
+    if ((rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms)) != 0 ||
+        (rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c)) != 0) {
+        ckpt_guard_pop(&g);
         return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cursor on %s", tx->st->path,
                            ckpt_db_name(db));
+    }
+    cur = c;
     k.mv_size = plen;
     k.mv_data = (void *)prefix;
     rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
     while (rc == 0) {
         /* plen 0: prefix may be NULL, which memcmp must not get */
+        if (!in_map(tx, &k) || !in_map(tx, &v)) {
+            ckpt_guard_pop(&g);
+            mdb_cursor_close(cur);
+            return outside_map(tx, db, in_map(tx, &k) ? "value" : "key", in_map(tx, &k) ? &v : &k);
+        }
         if (plen > 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0))
             break;
         ckpt_val ck = {k.mv_size, k.mv_data}, cv = {v.mv_size, v.mv_data};
+        ckpt_guard_pop(&g);
         int r = cb(&ck, &cv, payload);
         if (r != 0) {
             mdb_cursor_close(cur);
             return r;
         }
+        ckpt_guard_push(&g); /* the recovery point above is still live */
         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
+    ckpt_guard_pop(&g);
     mdb_cursor_close(cur);
     if (rc != 0 && rc != MDB_NOTFOUND)
         return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: iterating %s", tx->st->path,
@@ -255,9 +378,18 @@ int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb 
 int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
 {
     MDB_stat ms;
+    struct ckpt_guard g;
     if (tx == NULL || db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        char where[64];
+        ckpt_guard_pop(&g);
+        snprintf(where, sizeof where, "stat of %s", ckpt_db_name(db));
+        return ckpt_store_faulted(tx->st, &g, where);
+    }
     int rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms);
+    ckpt_guard_pop(&g);
     if (rc)
         return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: stat of %s", tx->st->path,
                            ckpt_db_name(db));

@@ -11,6 +11,7 @@
  * commit, and makes "abort, grow the map, replay the batch" a loop.
  */
 #include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,7 @@ static int grow_map(ckpt_store *st)
         want *= 2;
     pthread_rwlock_wrlock(&st->grow);
     int rc = mdb_env_set_mapsize(st->env, want);
+    st->map_base = NULL; /* remapped */
     pthread_rwlock_unlock(&st->grow);
     if (rc == 0) {
         MDB_envinfo ei;
@@ -307,6 +309,13 @@ static int short_write_cause(const ckpt_store *st, char *why, size_t n)
     return 0;
 }
 
+/* not inlined into the functions that hold a guard (GCC warns about
+ * locals across sigsetjmp there) */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void poison_env(const char *dir);
+
 /* Apply the whole batch and commit it, growing the map as needed. Called
  * with st->mu held. `force` commits even an empty batch (meta changes). */
 static int commit_locked(ckpt_store *st, int force)
@@ -315,11 +324,24 @@ static int commit_locked(ckpt_store *st, int force)
     const char *what = "begin";
     int rc;
 
-    if (st->failed)
-        return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
-                           st->path);
+    struct ckpt_guard g;
+    if ((rc = ckpt_store_check_failed(st)) != 0)
+        return rc;
     if (st->nops == 0 && !force)
         return 0;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        /* LMDB faulted inside the write transaction: it is abandoned where
+         * it was (its cursors may be linked from dead stack frames, so not
+         * even mdb_txn_abort is safe), and LMDB's writer mutex stays held by
+         * this thread until the process ends. The batch stays staged; the
+         * handle is failed, and the environment is not opened for writing
+         * again in this process (poison_env). */
+        ckpt_guard_pop(&g);
+        poison_env(st->path);
+        st->last_commit_err = CKPT_E_CORRUPT;
+        return ckpt_store_faulted(st, &g, "committing (the write transaction read a damaged page)");
+    }
     for (;;) {
         MDB_txn *txn;
         size_t off = 0, done = 0;
@@ -365,11 +387,12 @@ static int commit_locked(ckpt_store *st, int force)
             break;
         }
     }
+    ckpt_guard_pop(&g);
     if (rc) {
         int code = ckpt_map_lmdb(rc);
         char why[160] = "";
         if (rc == MDB_PANIC)
-            st->failed = 1;
+            __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
         if (rc == EIO && short_write_cause(st, why, sizeof why))
             code = CKPT_E_NOSPACE;
         st->last_commit_err = code;
@@ -463,6 +486,80 @@ static void bg_stop(ckpt_store *st)
     pthread_mutex_unlock(&st->mu);
     pthread_join(st->bg, NULL);
     st->bg_running = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Faults on damaged pages (guard.c)                                   */
+/* ------------------------------------------------------------------ */
+
+/* "what happened" of a fault on st's map */
+static void describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_store *st)
+{
+    MDB_envinfo ei;
+    size_t len = 0;
+    if (st->env != NULL && mdb_env_info(st->env, &ei) == 0)
+        len = ei.me_mapsize;
+    ckpt_guard_describe(buf, n, g, __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE), len, st->psize);
+}
+
+int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where)
+{
+    char what[300];
+    describe_fault(what, sizeof what, g, st);
+    if (__atomic_exchange_n(&st->fault_set, 1, __ATOMIC_ACQ_REL) == 0)
+        snprintf(st->fault, sizeof st->fault, "%s/data.mdb: %s: %s", st->path, where, what);
+    __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
+    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: %s: %s: a page of the store is "
+                       "damaged; this handle does not read it again (close it)", st->path, where, what);
+}
+
+int ckpt_store_check_failed(ckpt_store *st)
+{
+    if (!__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+        return 0;
+    if (__atomic_load_n(&st->fault_set, __ATOMIC_ACQUIRE))
+        return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s/data.mdb: not read again after an earlier "
+                           "fault on a damaged page (%s); close the store", st->path, st->fault);
+    return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
+                       st->path);
+}
+
+/* Environments whose write transaction faulted in this process: LMDB's
+ * writer mutex (in lock.mdb) is still held by the thread that faulted, so
+ * a new write transaction from this process would wait for it forever.
+ * They are refused for writing until the process ends. Keyed by data.mdb's
+ * device and inode. */
+static pthread_mutex_t poison_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { dev_t dev; ino_t ino; } poisoned[64];
+static size_t npoisoned;
+
+static void poison_env(const char *dir)
+{
+    char data[4200];
+    struct stat sb;
+    snprintf(data, sizeof data, "%s/data.mdb", dir);
+    if (stat(data, &sb) != 0)
+        return;
+    pthread_mutex_lock(&poison_mu);
+    if (npoisoned < sizeof poisoned / sizeof poisoned[0]) {
+        poisoned[npoisoned].dev = sb.st_dev;
+        poisoned[npoisoned].ino = sb.st_ino;
+        npoisoned++;
+    }
+    pthread_mutex_unlock(&poison_mu);
+}
+
+static int is_poisoned(const char *data)
+{
+    struct stat sb;
+    int hit = 0;
+    if (stat(data, &sb) != 0)
+        return 0;
+    pthread_mutex_lock(&poison_mu);
+    for (size_t i = 0; i < npoisoned && !hit; i++)
+        hit = poisoned[i].dev == sb.st_dev && poisoned[i].ino == sb.st_ino;
+    pthread_mutex_unlock(&poison_mu);
+    return hit;
 }
 
 /* ------------------------------------------------------------------ */
@@ -574,12 +671,161 @@ static int check_owned(const char *path)
     return 0;
 }
 
+/* Create and open the LMDB environment, with LMDB's assertions routed to
+ * the guards. A reader that cannot create or open lock.mdb (a read-only
+ * medium, a directory or lock file without write permission) opens
+ * without it (MDB_NOLOCK): LMDB then keeps no reader table, which is safe
+ * because no writer can be at work where the lock file cannot be written
+ * (a writer needs it). Errors name the file that really failed. */
+static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned flags, const char *data)
+{
+    int rc;
+    for (;;) {
+        if ((rc = mdb_env_create(&st->env)) != 0)
+            return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create an LMDB environment",
+                               st->path);
+        mdb_env_set_assert(st->env, ckpt_guard_on_assert);
+        if ((rc = mdb_env_set_maxdbs(st->env, 16)) == 0 &&
+            (o->readonly ||
+             (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) == 0))
+            rc = mdb_env_open(st->env, st->path, flags, 0600);
+        if (rc == 0)
+            break;
+        mdb_env_close(st->env);
+        st->env = NULL;
+        if (rc == EACCES || rc == EPERM || rc == EROFS) {
+            /* which file: data.mdb itself, or LMDB's lock file? */
+            int fd = open(data, (o->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+            int e = errno;
+            if (fd < 0)
+                return ckpt_seterr(NULL, ckpt_map_lmdb(e), e, "%s: cannot open it%s", data,
+                                   o->readonly ? "" : " for writing");
+            close(fd);
+            if (o->readonly && !(flags & MDB_NOLOCK)) {
+                flags |= MDB_NOLOCK;
+                continue;
+            }
+            return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/lock.mdb: cannot create or open "
+                               "LMDB's lock file", st->path);
+        }
+        int code = rc == MDB_INVALID ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
+        return ckpt_seterr(NULL, code, rc, "%s/data.mdb: cannot open the LMDB environment%s",
+                           st->path, rc == MDB_INVALID ? ": not an LMDB file, or its header is damaged"
+                                                       : "");
+    }
+    st->nolock = (flags & MDB_NOLOCK) != 0;
+    MDB_stat es;
+    mdb_env_stat(st->env, &es);
+    st->psize = es.ms_psize;
+    return 0;
+}
+
+/* The LMDB part of ckpt_store_open, run under a guard: on error the
+ * caller releases st. */
+static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char *data)
+{
+    MDB_txn *txn = NULL;
+    int rc, fresh = 0;
+    unsigned flags = MDB_NOTLS;
+    if (o->readonly)
+        flags |= MDB_RDONLY;
+    else if (o->sync_mode != CKPT_SYNC_EVERY)
+        flags |= MDB_NOSYNC;
+    /* A reader sets no map size: LMDB then maps the size recorded in the
+     * file, so ckpt_store_info reports the writer's map, not 64 MiB (a map
+     * a writer grows later is adopted on MDB_MAP_RESIZED, ckpt_rtxn_begin). */
+    if ((rc = env_open(st, o, flags, data)) != 0)
+        return rc;
+    MDB_envinfo ei;
+    mdb_env_info(st->env, &ei);
+    {
+        /* LMDB maps the file and trusts it: a data.mdb cut shorter than its
+         * last committed page would fault (SIGBUS) on first touch. */
+        MDB_stat es;
+        struct stat ds;
+        mdb_env_stat(st->env, &es);
+        uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
+        if (stat(data, &ds) == 0 && (uint64_t)ds.st_size < need) {
+            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %lld bytes, but its last "
+                             "committed page ends at byte %llu", data, (long long)ds.st_size,
+                             (unsigned long long)need);
+            return rc;
+        }
+    }
+    if (!o->readonly) {
+        /* LMDB raises a map smaller than the data only to exactly the
+         * data's size, which leaves no page for the meta commit below
+         * (MDB_MAP_FULL at open): give a writer headroom first. */
+        MDB_stat es;
+        mdb_env_stat(st->env, &es);
+        size_t used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
+        if (ei.me_mapsize < 2 * used) {
+            if ((rc = mdb_env_set_mapsize(st->env, 2 * used)) != 0) {
+                int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot grow the "
+                                       "map at open", st->path);
+                return code;
+            }
+            mdb_env_info(st->env, &ei);
+        }
+    }
+    st->map_size = ei.me_mapsize;
+
+    if ((rc = mdb_txn_begin(st->env, NULL, o->readonly ? MDB_RDONLY : 0, &txn)) != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
+                               st->path);
+        return code;
+    }
+    if ((rc = open_schema(st, txn, &fresh)) != 0) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    if (o->readonly) {
+        /* commit, not abort: handles opened in an aborted transaction
+         * are closed again */
+        if ((rc = mdb_txn_commit(txn)) != 0) {
+            int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot open databases",
+                                   st->path);
+            return code;
+        }
+        return 0;
+    }
+    if (fresh) {
+        memset(&st->meta, 0, sizeof st->meta);
+        st->meta.format_version = CKPT_FORMAT_VERSION;
+        st->meta.rank = o->rank;
+        st->meta.nranks = o->nranks;
+        st->meta.origin_nranks = o->nranks;
+        st->meta.created_ms = (int64_t)ckpt_now_ms();
+    } else if (!st->meta.clean) {
+        st->meta.id_seq += CKPT_ID_CRASH_GAP;
+    }
+    st->meta.generation++;
+    st->meta.clean = 0;
+    st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
+    st->meta.commits++;
+    /* This first commit records "open, not clean", so that a crash from now
+     * on is visible at the next open. It is as durable as the sync mode
+     * makes any commit (in "sync" mode LMDB fsyncs it): a process crash
+     * never loses it, and an fsync here would make every restart pay one. */
+    if ((rc = put_meta(st, txn, &st->meta)) != 0)
+        mdb_txn_abort(txn); /* a failed commit frees the txn by itself */
+    else
+        rc = mdb_txn_commit(txn);
+    if (rc != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot write meta at open",
+                               st->path);
+        return code;
+    }
+    st->id_seq_committed = st->meta.id_seq;
+    return 0;
+}
+
+
 int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
 {
     ckpt_store *st;
-    MDB_txn *txn = NULL;
     struct stat sb;
-    int rc, fresh = 0;
+    int rc;
     char data[4200];
 
     if (out == NULL)
@@ -676,112 +922,32 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         ckpt_lock_write_pid(st->writer_fd);
     }
 
-    unsigned flags = MDB_NOTLS;
-    if (o->readonly)
-        flags |= MDB_RDONLY;
-    else if (o->sync_mode != CKPT_SYNC_EVERY)
-        flags |= MDB_NOSYNC;
-    /* A reader sets no map size: LMDB then maps the size recorded in the
-     * file, so ckpt_store_info reports the writer's map, not 64 MiB (a map
-     * a writer grows later is adopted on MDB_MAP_RESIZED, ckpt_rtxn_begin). */
-    if ((rc = mdb_env_create(&st->env)) != 0 || (rc = mdb_env_set_maxdbs(st->env, 16)) != 0 ||
-        (!o->readonly &&
-         (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) != 0) ||
-        (rc = mdb_env_open(st->env, st->path, flags, 0600)) != 0) {
-        int code = rc == MDB_INVALID ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
-        ckpt_seterr(NULL, code, rc, "%s/data.mdb: cannot open the LMDB environment%s", st->path,
-                    rc == MDB_INVALID ? ": not an LMDB file, or its header is damaged" : "");
-        release(st);
-        return code;
-    }
-    MDB_envinfo ei;
-    mdb_env_info(st->env, &ei);
-    {
-        /* LMDB maps the file and trusts it: a data.mdb cut shorter than its
-         * last committed page would fault (SIGBUS) on first touch. */
-        MDB_stat es;
-        struct stat ds;
-        mdb_env_stat(st->env, &es);
-        uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
-        if (stat(data, &ds) == 0 && (uint64_t)ds.st_size < need) {
-            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %lld bytes, but its last "
-                             "committed page ends at byte %llu", data, (long long)ds.st_size,
-                             (unsigned long long)need);
-            release(st);
-            return rc;
-        }
-    }
-    if (!o->readonly) {
-        /* LMDB raises a map smaller than the data only to exactly the
-         * data's size, which leaves no page for the meta commit below
-         * (MDB_MAP_FULL at open): give a writer headroom first. */
-        MDB_stat es;
-        mdb_env_stat(st->env, &es);
-        size_t used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
-        if (ei.me_mapsize < 2 * used) {
-            if ((rc = mdb_env_set_mapsize(st->env, 2 * used)) != 0) {
-                int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot grow the "
-                                       "map at open", st->path);
-                release(st);
-                return code;
-            }
-            mdb_env_info(st->env, &ei);
-        }
-    }
-    st->map_size = ei.me_mapsize;
-
-    if ((rc = mdb_txn_begin(st->env, NULL, o->readonly ? MDB_RDONLY : 0, &txn)) != 0) {
-        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
-                               st->path);
-        release(st);
-        return code;
-    }
-    if ((rc = open_schema(st, txn, &fresh)) != 0) {
-        mdb_txn_abort(txn);
+    if (!o->readonly && is_poisoned(data)) {
+        rc = ckpt_seterr(NULL, CKPT_E_FAILED, 0, "%s: a write transaction of this process faulted "
+                         "on a damaged page of this store earlier, and LMDB's writer lock stays held "
+                         "until the process ends; open it in a new process", data);
         release(st);
         return rc;
     }
-    if (o->readonly) {
-        /* commit, not abort: handles opened in an aborted transaction
-         * are closed again */
-        if ((rc = mdb_txn_commit(txn)) != 0) {
-            int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot open databases",
-                                   st->path);
-            release(st);
-            return code;
-        }
-        *out = st;
-        return 0;
+    struct ckpt_guard g;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        char what[300];
+        ckpt_guard_pop(&g);
+        describe_fault(what, sizeof what, &g, st);
+        if (!o->readonly)
+            poison_env(st->path);
+        rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: opening it: %s: a page of the store is "
+                         "damaged", data, what);
+        release(st); /* the transaction of the open is abandoned, not ended */
+        return rc;
     }
-    if (fresh) {
-        memset(&st->meta, 0, sizeof st->meta);
-        st->meta.format_version = CKPT_FORMAT_VERSION;
-        st->meta.rank = o->rank;
-        st->meta.nranks = o->nranks;
-        st->meta.origin_nranks = o->nranks;
-        st->meta.created_ms = (int64_t)ckpt_now_ms();
-    } else if (!st->meta.clean) {
-        st->meta.id_seq += CKPT_ID_CRASH_GAP;
-    }
-    st->meta.generation++;
-    st->meta.clean = 0;
-    st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
-    st->meta.commits++;
-    /* This first commit records "open, not clean", so that a crash from now
-     * on is visible at the next open. It is as durable as the sync mode
-     * makes any commit (in "sync" mode LMDB fsyncs it): a process crash
-     * never loses it, and an fsync here would make every restart pay one. */
-    if ((rc = put_meta(st, txn, &st->meta)) != 0)
-        mdb_txn_abort(txn); /* a failed commit frees the txn by itself */
-    else
-        rc = mdb_txn_commit(txn);
+    rc = open_env(st, o, data);
+    ckpt_guard_pop(&g);
     if (rc != 0) {
-        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot write meta at open",
-                               st->path);
         release(st);
-        return code;
+        return rc;
     }
-    st->id_seq_committed = st->meta.id_seq;
     bg_start(st);
     *out = st;
     return 0;
@@ -1191,32 +1357,162 @@ const char *ckpt_sync_mode_name(int mode)
     }
 }
 
+/* ckpt_iter callback of the compacting copy: append to the copy. */
+struct compact_job {
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    int rc;
+};
+
+static int compact_put(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct compact_job *j = p;
+    MDB_val kk = {k->len, (void *)k->data}, vv = {v->len, (void *)v->data};
+    /* MDB_APPEND: keys come in order; a damaged source whose keys do not
+     * is refused (MDB_KEYEXIST) rather than copied into a broken tree */
+    j->rc = mdb_put(j->txn, j->dbi, &kk, &vv, MDB_APPEND);
+    return j->rc != 0;
+}
+
+/* The compacting copy: every database rebuilt entry by entry, through the
+ * store's guarded reads, into a new environment in file. (LMDB's own
+ * MDB_CP_COMPACT walks the B-trees with no defence against a damaged
+ * page: on one it corrupted the heap or crashed.) */
+static int copy_compact(ckpt_store *st, const char *file)
+{
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    ckpt_rtxn *tx = NULL;
+    MDB_envinfo ei;
+    const char *what = "mdb_env_open";
+    int rc;
+    if ((rc = ckpt_rtxn_begin(&tx, st)) != 0)
+        return rc;
+    mdb_env_info(st->env, &ei);
+    size_t used = ((size_t)ei.me_last_pgno + 1) * st->psize;
+    if ((rc = mdb_env_create(&env)) == 0 && (rc = mdb_env_set_maxdbs(env, 16)) == 0 &&
+        (rc = mdb_env_set_mapsize(env, 2 * used + ((size_t)1 << 20))) == 0 &&
+        (rc = mdb_env_open(env, file, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC, 0600)) == 0) {
+        what = "mdb_txn_begin";
+        rc = mdb_txn_begin(env, NULL, 0, &txn);
+    }
+    for (int db = 0; rc == 0 && db < CKPT_DB_COUNT; db++) {
+        struct compact_job j = {txn, 0, 0};
+        what = "mdb_dbi_open";
+        if ((rc = mdb_dbi_open(txn, ckpt_db_name(db), MDB_CREATE, &j.dbi)) != 0)
+            break;
+        int r = ckpt_iter(tx, db, NULL, 0, compact_put, &j);
+        if (r < 0) {
+            mdb_txn_abort(txn);
+            txn = NULL;
+            rc = r; /* the store's error and message */
+            goto done;
+        }
+        if (j.rc != 0) {
+            rc = j.rc;
+            if (rc == MDB_KEYEXIST) {
+                mdb_txn_abort(txn);
+                txn = NULL;
+                rc = ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: iterating %s: keys out of "
+                                 "order: a page of the store is damaged", st->path, ckpt_db_name(db));
+                goto done;
+            }
+            what = "mdb_put";
+        }
+    }
+    if (rc == 0) {
+        what = "mdb_txn_commit";
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (rc == 0) {
+        what = "fsync";
+        rc = mdb_env_sync(env, 1);
+    }
+    if (rc != 0)
+        rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: writing the compacted copy failed at %s",
+                         file, what);
+done:
+    if (txn != NULL)
+        mdb_txn_abort(txn);
+    if (env != NULL)
+        mdb_env_close(env);
+    ckpt_rtxn_end(tx);
+    return rc;
+}
+
+/* LMDB's plain copy (the file up to its last page), under a guard.
+ * lmdb_rc: LMDB's code when it failed by itself. */
+static int copy_plain(ckpt_store *st, int fd, int *lmdb_rc)
+{
+    struct ckpt_guard g;
+    int rc;
+    *lmdb_rc = 0;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        ckpt_guard_pop(&g);
+        pthread_rwlock_unlock(&st->grow);
+        return ckpt_store_faulted(st, &g, "copying");
+    }
+    /* a read transaction inside LMDB: a consistent snapshot of the last
+     * commit, taken while writers go on */
+    pthread_rwlock_rdlock(&st->grow);
+    rc = mdb_env_copyfd2(st->env, fd, 0);
+    pthread_rwlock_unlock(&st->grow);
+    ckpt_guard_pop(&g);
+    *lmdb_rc = rc;
+    return 0;
+}
+
 int ckpt_store_copy(ckpt_store *st, const char *dest, int compact)
 {
     struct stat sb;
-    int rc;
+    char file[4200];
+    int rc, fd = -1, lrc = 0;
     if (st == NULL || dest == NULL)
         return CKPT_E_INVAL;
+    if ((rc = ckpt_store_check_failed(st)) != 0)
+        return rc;
     if (stat(dest, &sb) == 0)
         return ckpt_seterr(st, CKPT_E_EXISTS, 0, "%s: copy target already exists", dest);
     if ((rc = ckpt_fs_mkdirs(dest)) != 0)
         return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: cannot create the copy directory", dest);
+    snprintf(file, sizeof file, "%s/data.mdb", dest);
+    if (compact) {
+        rc = copy_compact(st, file);
+        goto done;
+    }
     /* our own descriptor: mdb_env_copy2 would create data.mdb 0666 & ~umask,
      * and a copy of the metadata must be owner-only like the store */
-    char file[4200];
-    snprintf(file, sizeof file, "%s/data.mdb", dest);
-    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return ckpt_seterr(st, ckpt_map_lmdb(errno), errno, "%s: cannot create the copy", file);
-    /* a read transaction inside LMDB: a consistent snapshot of the last
-     * commit, taken while writers go on */
-    pthread_rwlock_rdlock(&st->grow);
-    rc = mdb_env_copyfd2(st->env, fd, compact ? MDB_CP_COMPACT : 0);
-    pthread_rwlock_unlock(&st->grow);
-    if (close(fd) != 0 && rc == 0)
-        rc = errno;
-    if (rc)
-        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: copying %s/data.mdb there failed", dest,
-                           st->path);
-    return 0;
+    for (int tries = 0;; tries++) {
+        fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            rc = ckpt_seterr(st, ckpt_map_lmdb(errno), errno, "%s: cannot create the copy", file);
+            goto done;
+        }
+        if ((rc = copy_plain(st, fd, &lrc)) != 0)
+            goto done;
+        if (lrc != MDB_MAP_RESIZED || tries >= 3)
+            break;
+        /* a writer in another process grew the map: map the new size,
+         * copy again */
+        close(fd);
+        fd = -1;
+        pthread_rwlock_wrlock(&st->grow);
+        mdb_env_set_mapsize(st->env, 0);
+        st->map_base = NULL; /* remapped */
+        pthread_rwlock_unlock(&st->grow);
+    }
+    if (close(fd) != 0 && lrc == 0)
+        lrc = errno;
+    fd = -1;
+    if (lrc)
+        rc = ckpt_seterr(st, ckpt_map_lmdb(lrc), lrc, "%s: copying %s/data.mdb there failed", dest,
+                         st->path);
+done:
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0)
+        ckpt_fs_rmtree(dest); /* a failed copy leaves nothing behind */
+    return rc;
 }

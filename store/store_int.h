@@ -6,6 +6,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdint.h>
 
 #include "ckpt_store.h"
@@ -41,6 +42,11 @@ struct ckpt_store {
     int root_fd;            /* ROOT/store.lock, flock'ed shared while writing, else -1 */
     MDB_dbi dbi[CKPT_DB_COUNT];
     size_t map_size;
+    unsigned psize;         /* LMDB's page size */
+    int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
+    const char *map_base;   /* where LMDB mapped data.mdb (LMDB does not say;
+                             * read.c finds it), NULL while unknown; reset
+                             * when the map is resized (under grow) */
 
     pthread_mutex_t mu;     /* batch, meta, commit */
     pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
@@ -54,7 +60,11 @@ struct ckpt_store {
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
     uint64_t id_seq_committed; /* meta.id_seq as of the last commit */
-    int failed;             /* MDB_PANIC: must reopen */
+    int failed;             /* MDB_PANIC, or LMDB faulted on a damaged page: must
+                             * reopen (read and written with __atomic: a
+                             * reader thread sets it without st->mu) */
+    int fault_set;          /* fault[] is written (first fault only) */
+    char fault[400];        /* what the first fault was, for later calls */
     int last_commit_err;    /* error of the last commit attempt, 0 if it succeeded */
     size_t failed_nops;     /* staged mutations at the last failed commit */
     uint64_t failed_ms;     /* and when it failed (mono_ms) */
@@ -71,7 +81,42 @@ struct ckpt_store {
 struct ckpt_rtxn {
     ckpt_store *st;
     MDB_txn *txn;
+    /* committed pages of the map as of this transaction: every key and
+     * value LMDB returns must lie inside (a damaged node can point
+     * anywhere, and the caller would fault reading it) */
+    const char *map_lo, *map_hi;
 };
+
+/* guard.c: a recovery point for one stretch of LMDB calls. Use:
+ *     struct ckpt_guard g;
+ *     ckpt_guard_push(&g);
+ *     if (sigsetjmp(g.jb, 0) != 0) { ckpt_guard_pop(&g); ...fault... }
+ *     ...LMDB calls...
+ *     ckpt_guard_pop(&g);
+ * sigsetjmp must be called in the frame that stays alive, hence no
+ * function. Locals changed between the two and read after a fault must be
+ * volatile. */
+struct ckpt_guard {
+    sigjmp_buf jb;
+    struct ckpt_guard *prev;
+    volatile int sig;        /* SIGSEGV/SIGBUS, or 0 for an LMDB assertion */
+    void *volatile addr;     /* faulting address */
+    char what[256];          /* the assertion's text */
+};
+void ckpt_guard_push(struct ckpt_guard *g);
+void ckpt_guard_pop(struct ckpt_guard *g);
+void ckpt_guard_on_assert(MDB_env *env, const char *msg);
+/* "LMDB assertion failed: ..." or "reading it faulted (SIGSEGV) at page N
+ * ..." (the page when the address is inside map[0..map_len)) */
+void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const char *map,
+                         size_t map_len, unsigned psize);
+
+/* store.c: after a fault the environment is never touched again by this
+ * handle: mark it failed (later calls get CKPT_E_FAILED naming the first
+ * fault) and return CKPT_E_CORRUPT with "PATH/data.mdb: WHERE: what". */
+int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where);
+/* CKPT_E_FAILED with the first fault's message if st failed, else 0 */
+int ckpt_store_check_failed(ckpt_store *st);
 
 /* errors.c */
 int ckpt_map_lmdb(int rc);

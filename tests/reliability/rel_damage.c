@@ -10,6 +10,11 @@
  *   rel-damage ROOT RANK foreign            another program's LMDB environment
  *   rel-damage ROOT RANK empty-env          an LMDB environment with nothing
  *                                           committed (interrupted creation)
+ *   rel-damage ROOT RANK page SEED          a seeded page of data.mdb overwritten
+ *                                           with seeded garbage
+ *   rel-damage ROOT RANK header SEED        3 seeded bits flipped in the header
+ *                                           of a seeded page
+ *                                           (both print the page number)
  *
  * Exit 0 on success, 1 on failure (message on stderr), 2 on bad usage.
  */
@@ -23,7 +28,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: rel-damage ROOT RANK truncate BYTES | flip STRING | version V |"
-                    " foreign | empty-env\n");
+                    " foreign | empty-env | page SEED | header SEED\n");
     return 2;
 }
 
@@ -52,6 +57,12 @@ int main(int argc, char **argv)
         rc = rel_set_meta_version(root, rank, (uint32_t)strtoul(argv[4], NULL, 10), why, sizeof why);
     } else if (strcmp(what, "foreign") == 0 && argc == 4) {
         rc = rel_make_foreign(root, rank, 0, why, sizeof why);
+    } else if ((strcmp(what, "page") == 0 || strcmp(what, "header") == 0) && argc == 5) {
+        long pg = rel_damage_page(root, rank, what[0] == 'p' ? REL_DAMAGE_GARBAGE : REL_DAMAGE_HEADER,
+                                  strtoull(argv[4], NULL, 10), why, sizeof why);
+        if (pg >= 0)
+            printf("%ld\n", pg);
+        rc = pg >= 0 ? 0 : -1;
     } else if (strcmp(what, "empty-env") == 0 && argc == 4) {
         rc = rel_make_empty_env(root, rank, why, sizeof why);
     } else {

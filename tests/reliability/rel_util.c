@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -287,6 +288,53 @@ int rel_flip_bit(const char *path, long off, int bit)
     return ok ? 0 : -1;
 }
 
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *why, size_t n)
+{
+    char path[4200];
+    unsigned char page[REL_PAGE];
+    uint64_t x = seed;
+    snprintf(path, sizeof path, "%s/rank-%d/data.mdb", root, rank);
+    long size = rel_file_size(path);
+    if (size < REL_PAGE) {
+        why_set(why, n, "%s: %ld bytes, not a page", path, size);
+        return -1;
+    }
+    long pg = (long)(splitmix64(&x) % (uint64_t)(size / REL_PAGE));
+    int fd = open(path, O_RDWR);
+    if (fd < 0 || pread(fd, page, sizeof page, pg * REL_PAGE) != (ssize_t)sizeof page) {
+        why_set(why, n, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (mode == REL_DAMAGE_GARBAGE) {
+        for (size_t i = 0; i < sizeof page; i += 8) {
+            uint64_t r = splitmix64(&x);
+            memcpy(page + i, &r, 8);
+        }
+    } else {
+        for (int i = 0; i < 3; i++) {
+            uint64_t r = splitmix64(&x);
+            page[r % 16] ^= (unsigned char)(1u << ((r >> 8) % 8));
+        }
+    }
+    int ok = pwrite(fd, page, sizeof page, pg * REL_PAGE) == (ssize_t)sizeof page;
+    close(fd);
+    if (!ok) {
+        why_set(why, n, "%s: writing page %ld: %s", path, pg, strerror(errno));
+        return -1;
+    }
+    return pg;
+}
+
 int rel_flip_after(const char *root, int rank, const char *s, char *why, size_t n)
 {
     char path[4200];
@@ -485,6 +533,22 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
 
 int rel_run(char *const argv[], char *out, size_t cap)
 {
+    return rel_run_as(-1, argv, out, cap);
+}
+
+int rel_run_va(long uid, char *out, size_t cap, const char *prog, va_list args)
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)prog;
+    for (const char *a; n < 31 && (a = va_arg(args, const char *)) != NULL;)
+        argv[n++] = (char *)a;
+    argv[n] = NULL;
+    return rel_run_as(uid, argv, out, cap);
+}
+
+int rel_run_as(long uid, char *const argv[], char *out, size_t cap)
+{
     int p[2], st = 0;
     size_t got = 0;
     fflush(stdout);
@@ -505,6 +569,8 @@ int rel_run(char *const argv[], char *out, size_t cap)
         dup2(p[1], 2);
         close(p[0]);
         close(p[1]);
+        if (uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0))
+            _exit(126);
         execv(argv[0], argv);
         _exit(127);
     }

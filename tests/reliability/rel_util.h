@@ -18,6 +18,7 @@
 #ifndef PDC_CKPT_REL_UTIL_H
 #define PDC_CKPT_REL_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +74,15 @@ int rel_flip_bit(const char *path, long off, int bit);
  * rel_tag_val), never in a key. Returns the number of copies flipped (0:
  * not found), -1 on I/O errors. */
 int rel_flip_after(const char *root, int rank, const char *s, char *why, size_t n);
+/* Seeded random page damage of root/rank-<r>/data.mdb (LMDB pages of
+ * REL_PAGE bytes): REL_DAMAGE_GARBAGE overwrites one whole page, chosen by
+ * the seed among all pages of the file (meta pages included), with seeded
+ * garbage; REL_DAMAGE_HEADER flips 3 seeded bits in the 16-byte header of
+ * a seeded page (page number, flags, lower/upper bounds). The same seed
+ * damages the same way. Returns the page number, -1 on I/O errors. */
+#define REL_PAGE 4096
+enum { REL_DAMAGE_GARBAGE = 0, REL_DAMAGE_HEADER = 1 };
+long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *why, size_t n);
 /* Replace the meta record of root/rank-<r> (raw LMDB) with one of format
  * version `version` (magic, version and a field this build does not know,
  * as a newer pdc-ckpt would write). */
@@ -104,6 +114,11 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg);
  * both into out (NUL-terminated, cut at cap). Returns the exit status, or
  * 128 + signal. */
 int rel_run(char *const argv[], char *out, size_t cap);
+/* The same as user (and group) uid, when uid >= 0 (root only); 126 when
+ * the privileges cannot be dropped. */
+int rel_run_as(long uid, char *const argv[], char *out, size_t cap);
+/* rel_run_as with argv given as prog, args..., NULL (at most 30). */
+int rel_run_va(long uid, char *out, size_t cap, const char *prog, va_list args);
 
 /* rm -rf path; cp -a src dst (dst must not exist). 0 or -1. */
 int rel_rmtree(const char *path);

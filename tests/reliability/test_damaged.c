@@ -22,6 +22,16 @@
  * missing one. `ckpt-inspect verify` (argv[1]) must exit 1 naming the rank
  * (and, for a damaged record, the database and key), and the intact rank
  * must still verify in full.
+ *
+ * With --random (ctest reliability_damaged_random): seeded random damage
+ * (issue 14, item 2), REL_RAND_GARBAGE pages of rank 1's data.mdb
+ * overwritten with garbage and REL_RAND_HEADER page headers with flipped
+ * bits, each store through every way in: the library's reads (every
+ * database, every lookup, the hooks' census and tag index), the map and
+ * rebuild restarts (forked children), and ckpt-inspect stat, stat --json,
+ * dump, dump --raw, get --id, get --name, find, verify, copy, copy
+ * --compact (programs). None may be killed (signal, abort, sanitizer
+ * report); every failure must name the rank; a failed copy leaves nothing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -31,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -651,13 +663,431 @@ static void test_interrupted_creation(void **state)
     expect_intact(f->root, 1);
 }
 
+
+
+/* ------------------------------------------------------------------ */
+/* the fault guard itself                                              */
+/* ------------------------------------------------------------------ */
+
+static int count_entries(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    (void)k;
+    (void)v;
+    ((long *)p)[0]++;
+    return 0;
+}
+
+/* data.mdb cut to its first 2 pages after the store was opened: reading
+ * the obj tree touches the map past the end of the file (SIGBUS). v =
+ * {rc of the iteration, rc of the next rtxn_begin}. */
+static int probe_sigbus(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    char data[700];
+    ckpt_store *st;
+    ckpt_rtxn *tx;
+    long n = 0;
+    int rc;
+    if (ckpt_fault_guard_install() != 0)
+        return -1000;
+    if ((rc = ckpt_store_open_readonly(&st, p->root, p->rank)) != 0) {
+        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    /* a first transaction finds where the map is (read.c, map_base) */
+    if ((rc = ckpt_rtxn_begin(&tx, st)) != 0)
+        return rc;
+    ckpt_rtxn_end(tx);
+    snprintf(data, sizeof data, "%s/rank-%d/data.mdb", p->root, p->rank);
+    if (truncate(data, 2 * REL_PAGE) != 0)
+        return -1001;
+    if ((rc = ckpt_rtxn_begin(&tx, st)) != 0) {
+        snprintf(out->msg, sizeof out->msg, "rtxn_begin: %s", ckpt_store_errmsg(NULL));
+        return rc;
+    }
+    out->v[0] = ckpt_iter(tx, CKPT_DB_OBJ, NULL, 0, count_entries, &n);
+    snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+    ckpt_rtxn_end(tx);
+    out->v[1] = ckpt_rtxn_begin(&tx, st);
+    if (out->v[1] == 0)
+        ckpt_rtxn_end(tx);
+    ckpt_store_close(st);
+    return 0;
+}
+
+/* A fault inside the store's read is CKPT_E_CORRUPT naming the file, the
+ * database and the page; the handle is failed afterwards. */
+static void test_fault_in_a_read_is_an_error(void **state)
+{
+    struct fix *f = *state;
+    struct probe p = {f->root, 1};
+    struct rel_outcome o;
+    rel_in_child(&o, probe_sigbus, &p);
+    if (o.crashed || o.rc != 0)
+        fail_msg("crashed %d (signal %d), rc %d: %s", o.crashed, o.sig, o.rc, o.msg);
+    assert_int_equal(o.v[0], CKPT_E_CORRUPT);
+    has(o.msg, "rank-1/data.mdb: iterating obj: reading it faulted (SIGBUS) at page ", "fault");
+    assert_int_equal(o.v[1], CKPT_E_FAILED);
+}
+
+static volatile sig_atomic_t g_prev_hits;
+
+static void prev_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    g_prev_hits++;
+    _exit(si != NULL && si->si_signo == SIGSEGV ? 42 : 43);
+}
+
+/* v = {what the previous handler saw (exit status of a grandchild),
+ * handler restored by uninstall} */
+static int probe_chain(void *arg, struct rel_outcome *out)
+{
+    struct sigaction sa, now;
+    (void)arg;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = prev_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    if (ckpt_fault_guard_install() != 0)
+        return -1000;
+    pid_t pid = fork();
+    if (pid == 0) {
+        raise(SIGSEGV); /* outside any of the store's calls: not ours */
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    out->v[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+    ckpt_fault_guard_uninstall();
+    sigaction(SIGSEGV, NULL, &now);
+    out->v[1] = (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == prev_handler;
+    /* with no handler before: dies of the signal, as without the guard */
+    signal(SIGSEGV, SIG_DFL);
+    ckpt_fault_guard_install();
+    pid = fork();
+    if (pid == 0) {
+        raise(SIGSEGV);
+        _exit(0);
+    }
+    waitpid(pid, &st, 0);
+    out->v[2] = WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st);
+    ckpt_fault_guard_uninstall();
+    return 0;
+}
+
+/* The handlers chain: a fault outside the store goes to the handler that
+ * was there before (or kills as SIG_DFL would); uninstall restores it. */
+static void test_fault_handlers_chain(void **state)
+{
+    struct rel_outcome o;
+    (void)state;
+    rel_in_child(&o, probe_chain, NULL);
+    if (o.crashed || o.rc != 0)
+        fail_msg("crashed %d (signal %d), rc %d: %s", o.crashed, o.sig, o.rc, o.msg);
+    assert_int_equal(o.v[0], 42);
+    assert_int_equal(o.v[1], 1);
+    assert_int_equal(o.v[2], SIGSEGV);
+}
+
+/* ------------------------------------------------------------------ */
+/* seeded random page damage (issue 14, item 2)                        */
+/* ------------------------------------------------------------------ */
+
+/* Stores damaged: REL_RAND_GARBAGE seeds overwrite one page of rank 1's
+ * data.mdb with garbage, REL_RAND_HEADER seeds flip bits in a page header.
+ * A failing seed replays alone with REL_RAND_SEED=<seed>. */
+enum { REL_RAND_GARBAGE = 40, REL_RAND_HEADER = 8, RAND_RANK = 1 };
+
+/* Failures seen by a child: every message must name the rank's file. */
+struct sweep {
+    struct rel_outcome *out;
+    int rank;
+    long fails, unnamed;
+};
+
+static void sweep_fail(struct sweep *w, int rc, const char *what)
+{
+    char me[32];
+    const char *m = ckpt_store_errmsg(NULL);
+    snprintf(me, sizeof me, "rank-%d", w->rank);
+    w->fails++;
+    if (strstr(m, me) == NULL) {
+        w->unnamed++;
+        snprintf(w->out->msg, sizeof w->out->msg, "%s: %s (%s) does not name %s", what,
+                 ckpt_errname(rc), m, me);
+    } else if (w->out->msg[0] == 0) {
+        snprintf(w->out->msg, sizeof w->out->msg, "%s: %s", what, m);
+    }
+}
+
+/* Touch every byte of what the store hands out, as a decoder would. */
+static int sweep_entry(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    unsigned long *sum = p;
+    for (size_t i = 0; i < k->len; i++)
+        *sum += ((const unsigned char *)k->data)[i];
+    for (size_t i = 0; i < v->len; i++)
+        *sum += ((const unsigned char *)v->data)[i];
+    return 0;
+}
+
+static int sweep_tagged(uint64_t owner, void *payload)
+{
+    (void)owner;
+    ((long *)payload)[0]++;
+    return 0;
+}
+
+/* Every library read way in: read-only open, info, every database iterated
+ * and counted, every object looked up by id and name with its kvtag; then
+ * the hooks' read-only open, the census (lookups, foreach) and the tag
+ * index. v = {failures, failures whose message does not name the rank}. */
+static int probe_read_all(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    struct sweep w = {out, p->rank, 0, 0};
+    struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
+    struct ckpt_store_info info;
+    ckpt_store *st = NULL;
+    ckpt_rtxn *tx = NULL;
+    ckpt_hooks *h = NULL;
+    unsigned long sum = 0;
+    int rc;
+    if ((rc = ckpt_store_open_readonly(&st, p->root, p->rank)) != 0) {
+        sweep_fail(&w, rc, "open");
+    } else {
+        if ((rc = ckpt_store_info(&info, st)) != 0)
+            sweep_fail(&w, rc, "info");
+        if ((rc = ckpt_rtxn_begin(&tx, st)) != 0) {
+            sweep_fail(&w, rc, "rtxn_begin");
+        } else {
+            for (int db = 0; db < CKPT_DB_COUNT; db++) {
+                uint64_t n;
+                if ((rc = ckpt_db_stat(tx, db, &n, NULL)) != 0)
+                    sweep_fail(&w, rc, "db_stat");
+                if ((rc = ckpt_iter(tx, db, NULL, 0, sweep_entry, &sum)) < 0)
+                    sweep_fail(&w, rc, "iter");
+            }
+            for (long i = 0; i < NOBJ; i++) {
+                char name[64];
+                ckpt_val v;
+                uint64_t id;
+                rel_obj_name(name, sizeof name, p->rank, i);
+                if ((rc = ckpt_get_obj(&v, tx, g_ids[p->rank][i])) != 0 && rc != CKPT_E_NOTFOUND)
+                    sweep_fail(&w, rc, "get_obj");
+                if ((rc = ckpt_get_obj_by_name(&id, &v, tx, name, strlen(name), 0)) != 0 &&
+                    rc != CKPT_E_NOTFOUND)
+                    sweep_fail(&w, rc, "get_obj_by_name");
+                if ((rc = ckpt_get_kvtag(&v, tx, g_ids[p->rank][i], REL_TAG, strlen(REL_TAG))) != 0 &&
+                    rc != CKPT_E_NOTFOUND)
+                    sweep_fail(&w, rc, "get_kvtag");
+            }
+            ckpt_rtxn_end(tx);
+        }
+        ckpt_store_close(st);
+    }
+    if ((rc = ckpt_hooks_open_readonly(&h, &o)) != 0) {
+        sweep_fail(&w, rc, "hooks_open_readonly");
+    } else {
+        struct rel_census c;
+        ckpt_hooks_read *r;
+        long tagged = 0;
+        rel_census(&c, h, p->rank, NOBJ); /* its findings are the damage's; it must not crash */
+        if ((rc = ckpt_hooks_read_begin(&r, h)) != 0) {
+            sweep_fail(&w, rc, "hooks_read_begin");
+        } else {
+            if ((rc = ckpt_hooks_foreach_tagged(r, REL_TAG, sweep_tagged, &tagged)) < 0)
+                sweep_fail(&w, rc, "foreach_tagged");
+            ckpt_hooks_read_end(r);
+        }
+        if (ckpt_hooks_close(h) != 0)
+            ckpt_hooks_discard(h);
+    }
+    out->v[0] = w.fails;
+    out->v[1] = w.unnamed;
+    out->v[2] = (long)(sum & 1); /* keep the sum */
+    return 0;
+}
+
+/* A restart (map with a census, or rebuild): it must fail naming the rank,
+ * or come up. v[0] = 1 if the restart failed. */
+static int probe_restart_any(void *arg, struct rel_outcome *out, int rebuild)
+{
+    const struct probe *p = arg;
+    struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
+    const struct ckpt_rebuild_cbs cbs = {NULL, count_obj, count_kvtag, count_member, count_region};
+    struct ckpt_rebuild_stats rs;
+    long counts[4] = {0, 0, 0, 0};
+    ckpt_hooks *h = NULL;
+    int rc = rebuild ? ckpt_hooks_restart_rebuild(&h, &o, &cbs, counts, &rs)
+                     : ckpt_hooks_restart_map(&h, &o);
+    if (rc) {
+        struct sweep w = {out, p->rank, 0, 0};
+        sweep_fail(&w, rc, rebuild ? "restart_rebuild" : "restart_map");
+        out->v[0] = 1;
+        out->v[1] = w.unnamed;
+        return 0;
+    }
+    if (!rebuild) {
+        struct rel_census c;
+        rel_census(&c, h, p->rank, NOBJ);
+    }
+    if (ckpt_hooks_close(h) != 0)
+        ckpt_hooks_discard(h);
+    return 0;
+}
+
+static int probe_restart_map_any(void *arg, struct rel_outcome *out)
+{
+    return probe_restart_any(arg, out, 0);
+}
+
+static int probe_restart_rebuild_any(void *arg, struct rel_outcome *out)
+{
+    return probe_restart_any(arg, out, 1);
+}
+
+static char g_big[4 << 20]; /* dump output */
+
+struct rand_tally {
+    long stores, runs, errors, killed;
+};
+
+/* Run ckpt-inspect with args (NULL-terminated): never killed, exit 0 or 1,
+ * and an exit 1 names the damaged rank. Returns the exit status. */
+static int inspect_any(struct rand_tally *t, long seed, long page, const char *root, ...)
+{
+    char me[32], me2[32];
+    const char *cmd;
+    va_list ap;
+    va_start(ap, root);
+    int rc = rel_run_va(-1, g_big, sizeof g_big, g_inspect, ap);
+    va_end(ap);
+    va_start(ap, root);
+    cmd = va_arg(ap, const char *);
+    va_end(ap);
+    t->runs++;
+    snprintf(me, sizeof me, "rank-%d", RAND_RANK);
+    snprintf(me2, sizeof me2, "rank %d", RAND_RANK);
+    if (rc != 0 && rc != 1) {
+        t->killed++;
+        fail_msg("seed %ld (page %ld): ckpt-inspect %s %s: exit %d (%s), expected 0 or 1:\n%.4000s",
+                 seed, page, cmd, root, rc, rc > 128 ? strsignal(rc - 128) : "?", g_big);
+    }
+    if (rc == 1) {
+        t->errors++;
+        if (strstr(g_big, me) == NULL && strstr(g_big, me2) == NULL)
+            fail_msg("seed %ld (page %ld): ckpt-inspect %s %s failed without naming %s:\n%.4000s",
+                     seed, page, cmd, root, me, g_big);
+    }
+    (void)root;
+    return rc;
+}
+
+static void rand_child(struct rand_tally *t, long seed, long page, const char *what, rel_fn fn,
+                       const char *root)
+{
+    struct probe p = {root, RAND_RANK};
+    struct rel_outcome o;
+    rel_in_child(&o, fn, &p);
+    t->runs++;
+    if (o.crashed) {
+        t->killed++;
+        fail_msg("seed %ld (page %ld): %s crashed (signal %d, status %d): %s", seed, page, what,
+                 o.sig, o.status, o.msg);
+    }
+    if (o.v[1] != 0)
+        fail_msg("seed %ld (page %ld): %s: %s", seed, page, what, o.msg);
+    if (o.v[0] != 0)
+        t->errors++;
+}
+
+static void one_random_store(struct rand_tally *t, const char *dir, long seed)
+{
+    char root[600], c1[640], c2[640], why[512], id[32], name[64];
+    int mode = seed <= REL_RAND_GARBAGE ? REL_DAMAGE_GARBAGE : REL_DAMAGE_HEADER;
+    snprintf(root, sizeof root, "%s/s%ld", dir, seed);
+    snprintf(c1, sizeof c1, "%s/copy", root);
+    snprintf(c2, sizeof c2, "%s/copy-compact", root);
+    if (rel_copytree(g_pristine, root) != 0)
+        fail_msg("copying the pristine store to %s", root);
+    long page = rel_damage_page(root, RAND_RANK, mode, (uint64_t)seed, why, sizeof why);
+    if (page < 0)
+        fail_msg("%s", why);
+    t->stores++;
+    rand_child(t, seed, page, "library reads", probe_read_all, root);
+    rand_child(t, seed, page, "restart (map)", probe_restart_map_any, root);
+    rand_child(t, seed, page, "restart (rebuild)", probe_restart_rebuild_any, root);
+    snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[RAND_RANK][7]);
+    rel_obj_name(name, sizeof name, RAND_RANK, 7);
+    inspect_any(t, seed, page, root, "stat", root, NULL);
+    inspect_any(t, seed, page, root, "stat", root, "--json", NULL);
+    inspect_any(t, seed, page, root, "dump", root, NULL);
+    inspect_any(t, seed, page, root, "dump", root, "--rank", "1", "--db", "kvtag", "--raw", NULL);
+    inspect_any(t, seed, page, root, "get", root, "--id", id, NULL);
+    inspect_any(t, seed, page, root, "get", root, "--name", name, NULL);
+    inspect_any(t, seed, page, root, "find", root, "--tag", REL_TAG, NULL);
+    inspect_any(t, seed, page, root, "verify", root, NULL);
+    /* copies land outside the root (a copy inside it would be a rank-less
+     * entry of the root) */
+    snprintf(c1, sizeof c1, "%s/copy-%ld", dir, seed);
+    snprintf(c2, sizeof c2, "%s/compact-%ld", dir, seed);
+    struct stat sb;
+    if (inspect_any(t, seed, page, root, "copy", root, c1, NULL) == 1 && stat(c1, &sb) == 0)
+        fail_msg("seed %ld (page %ld): a failed copy left %s behind", seed, page, c1);
+    if (inspect_any(t, seed, page, root, "copy", root, c2, "--compact", NULL) == 1 &&
+        stat(c2, &sb) == 0)
+        fail_msg("seed %ld (page %ld): a failed compacting copy left %s behind", seed, page, c2);
+    rel_rmtree(c1);
+    rel_rmtree(c2);
+    rel_rmtree(root);
+}
+
+/* Dozens of seeded random page overwrites and header bit flips of rank 1,
+ * each through every way in: library reads, both restarts (in forked
+ * children), every ckpt-inspect command (as programs). No process may be
+ * killed; every error must name the rank. */
+static void test_random_pages(void **state)
+{
+    struct fix *f = *state;
+    struct rand_tally t = {0, 0, 0, 0};
+    const char *only = getenv("REL_RAND_SEED");
+    /* faults inside the store's LMDB calls become errors (in the children
+     * too: they inherit the handlers). Installed here, over cmocka's own
+     * handlers (which it sets for each test), and chaining to them. */
+    assert_int_equal(ckpt_fault_guard_install(), 0);
+    if (only != NULL) {
+        one_random_store(&t, f->dir, atol(only));
+    } else {
+        for (long seed = 1; seed <= REL_RAND_GARBAGE + REL_RAND_HEADER; seed++)
+            one_random_store(&t, f->dir, seed);
+    }
+    ckpt_fault_guard_uninstall();
+    printf("random damage: %ld stores, %ld runs (ways in), %ld clean errors, %ld killed\n",
+           t.stores, t.runs, t.errors, t.killed);
+    assert_int_equal(t.killed, 0);
+    /* the damage must bite: most pages of the file are in use */
+    if (only == NULL && t.errors < t.stores)
+        fail_msg("only %ld of %ld runs failed: the damage did not reach the store", t.errors, t.runs);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CKPT-INSPECT\n", argv[0]);
+    if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--random") != 0)) {
+        fprintf(stderr, "usage: %s CKPT-INSPECT [--random]\n", argv[0]);
         return 2;
     }
     g_inspect = argv[1];
+    /* --random: only the seeded random damage (its own ctest entry, the
+     * longest case) */
+    const struct CMUnitTest random_tests[] = {
+        cmocka_unit_test_setup_teardown(test_random_pages, setup, teardown),
+    };
+    if (argc == 3)
+        return cmocka_run_group_tests(random_tests, group_setup, group_teardown);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pristine, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
@@ -673,6 +1103,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_foreign_lmdb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_lmdb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupted_creation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_in_a_read_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_handlers_chain, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -16,6 +16,11 @@
 #   - rank 0 an LMDB environment with nothing committed (its creation was
 #     interrupted): every rank says so
 #   - lock.mdb missing on both ranks: restart and verify as if intact
+#   - seeded random damage (issue 14, item 2): REL_MPI_SEEDS (40) stores,
+#     a page of rank 1 overwritten with garbage (seeds 1..32) or 3 bits of
+#     a page header flipped (33..40); the rebuild restart on 2 ranks and
+#     the re-homing to 3 must each exit 0 or 1, never be killed; a failure
+#     names rank-1, and a failed re-homing leaves the old layout as it was
 # usage: test_damaged_mpi.sh WORKLOAD INSPECT REL_DAMAGE MPIEXEC NUMPROC_FLAG
 set -euo pipefail
 wl=$1 insp=$2 damage=$3 mpiexec=$4 npflag=$5
@@ -145,5 +150,43 @@ expect_rc 0 "$mpiexec" "$npflag" 2 "$wl" verify --store "$dir/d" "${W[@]}"
 expect_rc 0 "$insp" verify "$dir/d"
 restart3 0
 expect_rc 0 "$mpiexec" "$npflag" 3 "$wl" verify --store "$dir/d" "${W[@]}" --from-ranks 2
+
+# 8. seeded random page damage of rank 1 through the rebuild restart and
+# the re-homing (each on its own copy)
+# rc_any CMD...: exit 0 or 1 (anything else: killed, aborted, sanitizer);
+# an exit 1 names rank-1
+rc_any() {
+    local rc=0
+    timeout 300 "$@" >"$dir/out" 2>"$dir/err" || rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+        cat "$dir/out" "$dir/err" >&2
+        fail "seed $seed (page $page): exit $rc, expected 0 or 1: $*"
+    fi
+    if [ "$rc" = 1 ] && ! grep -Eq "rank-1|rank 1" "$dir/err"; then
+        cat "$dir/err" >&2
+        fail "seed $seed (page $page): failed without naming rank-1: $*"
+    fi
+    last_rc=$rc
+}
+nseeds=${REL_MPI_SEEDS:-40}
+killed=0 errors=0 runs=0
+for seed in $(seq 1 "$nseeds"); do
+    how=page
+    [ "$seed" -gt $((nseeds * 4 / 5)) ] && how=header
+    fresh
+    page=$("$damage" "$dir/d" 1 "$how" "$seed")
+    rc_any "$mpiexec" "$npflag" 2 "$wl" restart --store "$dir/d" --rebuild
+    runs=$((runs + 1)); [ "$last_rc" = 1 ] && errors=$((errors + 1))
+    fresh
+    "$damage" "$dir/d" 1 "$how" "$seed" >/dev/null
+    rc_any "$mpiexec" "$npflag" 3 "$wl" restart --store "$dir/d"
+    runs=$((runs + 1))
+    if [ "$last_rc" = 1 ]; then
+        errors=$((errors + 1))
+        unchanged
+    fi
+done
+echo "random damage through the MPI restarts: $nseeds stores, $runs runs, $errors clean errors, $killed killed"
+[ "$errors" -ge 1 ] || fail "no run of $runs failed: the damage did not reach the store"
 
 echo "damaged stores through the MPI restart: OK"

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -221,41 +220,19 @@ int root_open(struct inspect_root *r, struct rank_ent *e, int report)
     return rc;
 }
 
-static sigjmp_buf guard_jmp;
-static volatile sig_atomic_t guard_armed, guard_sig;
-static int guard_installed, guard_faulted;
+static int guard_faulted;
 
-static void on_fault(int sig)
-{
-    if (!guard_armed) { /* not ours: die as the signal would */
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    guard_armed = 0;
-    guard_sig = sig;
-    siglongjmp(guard_jmp, 1);
-}
-
+/* The store's recovery mechanism (store/guard.c), which also catches
+ * faults inside the store's own LMDB calls: those come back from the
+ * library as CKPT_E_CORRUPT, so what reaches fn's guard here is a fault in
+ * the tool's own reading (or the injected one above). */
 int guard_run(void (*fn)(void *), void *arg)
 {
-    if (!guard_installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fault;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGBUS, &sa, NULL);
-        sigaction(SIGSEGV, &sa, NULL);
-        guard_installed = 1;
-    }
-    if (sigsetjmp(guard_jmp, 1) != 0) {
+    int sig;
+    ckpt_fault_guard_install();
+    if ((sig = ckpt_guard_run(fn, arg)) != 0)
         guard_faulted = 1;
-        return guard_sig;
-    }
-    guard_armed = 1;
-    fn(arg);
-    guard_armed = 0;
-    return 0;
+    return sig;
 }
 
 void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig)
@@ -263,7 +240,7 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig)
     char msg[PATH_MAX + 200];
     snprintf(msg, sizeof msg, "%s/rank-%d/data.mdb: reading the store crashed with %s: the file is "
              "damaged (truncated or overwritten)", r->path, e->rank,
-             sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "a signal");
+             sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "an LMDB assertion" : "a signal");
     ckpt_progress_clear();
     fprintf(stderr, PROG ": %s\n", msg);
     free(e->open_err);

@@ -1,9 +1,11 @@
 /*
  * copy.c - ckpt-inspect copy ROOT DEST [--compact]: a consistent copy of
- * every rank of a (possibly live) store with LMDB's own copy function,
- * mdb_env_copy2, on an environment opened read-only (MDB_RDONLY). Each
- * rank is copied as of one commit. With --compact, free pages are left
- * out and the B-trees are rewritten (MDB_CP_COMPACT).
+ * every rank of a (possibly live) store with the store's copy,
+ * ckpt_store_copy, on a store opened read-only. Each rank is copied as of
+ * one commit: with LMDB's plain copy (mdb_env_copyfd2), or with --compact
+ * by rebuilding every database entry by entry through the store's guarded
+ * reads, so free pages are left out and a damaged page is an error, never
+ * a crash (LMDB's own MDB_CP_COMPACT is not defended against one).
  *
  * LMDB's plain (non-compact) copy holds the environment's writer mutex
  * while it copies the two meta pages (a few KiB), so that its snapshot is
@@ -15,7 +17,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <lmdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -81,36 +82,31 @@ static int within(const char *a, const char *b)
     return strncmp(a, b, n) == 0 && (a[n] == 0 || a[n] == '/');
 }
 
-/* Copy the environment in src into the (existing, empty) directory dst. */
-static int copy_env(const char *src, const char *dst, int compact, char *what, size_t wn)
+/* Copy rank e into the directory dst (created here; it must not exist)
+ * with the store's copy, ckpt_store_copy: LMDB's plain copy, or with
+ * compact every database rebuilt entry by entry through the store's
+ * guarded reads. A failed copy removes dst. 0 or the store's error. */
+static int copy_rank(struct inspect_root *r, struct rank_ent *e, const char *dst, int compact,
+                     char *what, size_t wn)
 {
-    MDB_env *env = NULL;
     char data[PATH_MAX + 16];
     int rc;
-    snprintf(data, sizeof data, "%s/data.mdb", dst);
-    snprintf(what, wn, "mdb_env_open");
-    if ((rc = mdb_env_create(&env)) != 0)
+    snprintf(what, wn, "open");
+    if ((rc = root_open(r, e, 0)) != 0)
         return rc;
-    /* no map size set: a read-only environment maps the size in the file */
-    if ((rc = mdb_env_set_maxdbs(env, 16)) == 0 &&
-        (rc = mdb_env_open(env, src, MDB_RDONLY | MDB_NOTLS, 0600)) == 0) {
-        snprintf(what, wn, "mdb_env_copy2");
-        for (int tries = 0; tries < 4; tries++) {
-            rc = mdb_env_copy2(env, dst, compact ? MDB_CP_COMPACT : 0);
-            if (rc != MDB_MAP_RESIZED)
-                break;
-            /* a writer grew the map: map the new size and copy again */
-            unlink(data);
-            mdb_env_set_mapsize(env, 0);
-        }
+    snprintf(what, wn, compact ? "compacting copy" : "copy");
+    if ((rc = ckpt_store_copy(e->st, dst, compact)) != 0)
+        return rc;
+    snprintf(data, sizeof data, "%s/data.mdb", dst);
+    snprintf(what, wn, "fsync");
+    if ((rc = ckpt_fs_fsync(data)) == 0)
+        rc = ckpt_fs_fsync(dst);
+    if (rc != 0) {
+        ckpt_error(CKPT_E_IO, "%s: fsync: %s", dst, strerror(rc));
+        ckpt_fs_rmtree(dst);
+        return CKPT_E_IO;
     }
-    mdb_env_close(env);
-    if (rc == 0) {
-        snprintf(what, wn, "fsync");
-        if ((rc = ckpt_fs_fsync(data)) == 0)
-            rc = ckpt_fs_fsync(dst);
-    }
-    return rc;
+    return 0;
 }
 
 struct copy_job {
@@ -131,7 +127,7 @@ static void validate_one(void *p)
 static void copy_one(void *p)
 {
     struct copy_job *j = p;
-    j->rc = copy_env(j->src, j->dst, j->compact, j->what, sizeof j->what);
+    j->rc = copy_rank(j->root, j->e, j->dst, j->compact, j->what, sizeof j->what);
 }
 
 static void remove_copy(const char *dst)
@@ -242,7 +238,6 @@ int cmd_copy(int argc, char **argv)
         goto fail_early;
     }
 
-    umask(077); /* LMDB creates the copy with 0666 & ~umask: keep it the user's */
     ckpt_progress_begin(&pr, "copy", "ranks", root.n);
     for (; done < root.n; done++) {
         int rank = root.ranks[done].rank;
@@ -250,10 +245,6 @@ int cmd_copy(int argc, char **argv)
         if (snprintf(src, sizeof src, "%s/rank-%d", root.path, rank) >= (int)sizeof src ||
             snprintf(dst, sizeof dst, "%s/rank-%d", dest, rank) >= (int)sizeof dst) {
             errp(dest, "path too long");
-            goto fail;
-        }
-        if (mkdir(dst, 0700) != 0) {
-            errp(dst, "cannot create the directory: %s", strerror(errno));
             goto fail;
         }
         struct copy_job job = {&root, &root.ranks[done], src, dst, compact, "", 0};
@@ -264,10 +255,15 @@ int cmd_copy(int argc, char **argv)
             goto fail;
         }
         if (job.rc != 0) {
-            errp(src, "copy to %s failed at %s: %s", dst, job.what, mdb_strerror(job.rc));
+            const char *m = store_msg(job.rc);
+            if (strstr(m, "rank-") != NULL)
+                fprintf(stderr, PROG ": copy to %s failed: %s\n", dst, m);
+            else
+                errp(src, "copy to %s failed at %s: %s", dst, job.what, m);
             remove_copy(dst);
             goto fail;
         }
+        root_release(&root, &root.ranks[done]); /* bounded open ranks (ulimit -n) */
         snprintf(data, sizeof data, "%s/data.mdb", dst);
         if (stat(data, &sb) != 0)
             sb.st_size = 0;

@@ -124,6 +124,10 @@ int main(int argc, char **argv)
             snprintf(self, sizeof self, PROG " %s", cmds[i].name);
             sub_argv[0] = self;
             optind = 0; /* glibc: restart getopt for the subcommand */
+            /* a damaged store: LMDB faulting inside the store's reads
+             * comes back as an error (docs/RELIABILITY.md) */
+            if (ckpt_fault_guard_install() != 0)
+                fprintf(stderr, PROG ": %s\n", ckpt_store_errmsg(NULL));
             return inspect_exit(cmds[i].fn(sub_argc, sub_argv));
         }
     }

@@ -1089,6 +1089,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     keep_args(argc, argv);
+    ckpt_fault_guard_install(); /* a damaged store is an error, not a crash */
     if (argc >= 2 && (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
         if (g_rank == 0)
             printf(PROG " 0.1.0 (store format %u)\n", CKPT_FORMAT_VERSION);
