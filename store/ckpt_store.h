@@ -74,7 +74,7 @@ const char *ckpt_errname(int err);
 
 /* ---- layout constants ---- */
 #define CKPT_FORMAT_MAGIC "pdc-ckpt"
-#define CKPT_FORMAT_VERSION 1u
+#define CKPT_FORMAT_VERSION 2u
 /* Longest object/container/tag name accepted (PDC's own limit is 1023). */
 #define CKPT_NAME_MAX 4096u
 /* Names up to this many bytes are stored whole in keys; longer ones as a

@@ -68,6 +68,18 @@ int ckpt_get_raw(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t k
     if (val == NULL || tx == NULL || db < 0 || db >= CKPT_DB_COUNT || key == NULL || klen == 0 ||
         klen > 511)
         return CKPT_E_INVAL;
+    if (db == CKPT_DB_TAG_INDEX) {
+        /* logical key namekey . owner; its value is always empty */
+        int rc = ckpt_tagidx_get(tx->st, tx->txn, key, klen);
+        if (rc == MDB_NOTFOUND)
+            return CKPT_E_NOTFOUND;
+        if (rc)
+            return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: reading kvtag_name",
+                               tx->st->path);
+        val->data = "";
+        val->len = 0;
+        return 0;
+    }
     return lookup(val, tx, db, key, klen);
 }
 
@@ -192,6 +204,14 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     if (tx == NULL || cb == NULL || db < 0 || db >= CKPT_DB_COUNT || (plen > 0 && prefix == NULL) ||
         plen > 511)
         return CKPT_E_INVAL;
+    if (db == CKPT_DB_TAG_INDEX) {
+        int cb_rc;
+        rc = ckpt_tagidx_iter(tx->st, tx->txn, prefix, plen, cb, payload, &cb_rc);
+        if (rc == 0)
+            return cb_rc;
+        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: iterating kvtag_name",
+                           tx->st->path);
+    }
     if ((rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &cur)) != 0)
         return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cursor on %s", tx->st->path,
                            ckpt_db_name(db));

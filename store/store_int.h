@@ -39,6 +39,11 @@ struct ckpt_store {
     MDB_env *env;
     int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */
     MDB_dbi dbi[CKPT_DB_COUNT];
+    /* The tag index's layout: 1 (format 2) for a DUPSORT|DUPFIXED database
+     * namekey -> owner ids, 0 for format 1's namekey . owner -> "" (a v1
+     * store opened read-only). Every read and write of CKPT_DB_TAG_INDEX
+     * goes through tagidx.c, which shows both as format 1's logical keys. */
+    int tagidx_dup;
     size_t map_size;
 
     pthread_mutex_t mu;     /* batch, meta, commit */
@@ -49,6 +54,8 @@ struct ckpt_store {
     size_t log_len, log_cap;
     size_t nops;
     uint64_t batch_start_ms;
+    struct run_ent *run;    /* commit: a run of kvtag puts, sorted by key */
+    size_t run_cap;
 
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
@@ -82,6 +89,21 @@ void ckpt_set_open_err(const char *msg);
 
 /* keys.c */
 uint64_t ckpt_now_ms(void);
+
+/* tagidx.c: the tag index under its logical keys (namekey . owner). */
+int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
+int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
+int ckpt_tagidx_get(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
+int ckpt_tagidx_iter(ckpt_store *st, MDB_txn *txn, const uint8_t *prefix, size_t plen,
+                     ckpt_iter_cb cb, void *payload, int *cb_rc);
+/* Format 1 -> 2 inside the open write transaction: rebuild the tag index
+ * as DUPSORT from the kvtag database. */
+int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
+#define CKPT_TAGIDX_FLAGS (MDB_DUPSORT | MDB_DUPFIXED)
+
+/* store.c: put that appends (MDB_APPEND, full pages) when the key sorts
+ * after every key of the database, else an ordinary put. */
+int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
 
 /* meta.c */
 int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);

@@ -184,8 +184,8 @@ static void phase_open(struct verify *v, struct vrank *r)
         problem(v, e->rank, "meta", "cannot read the meta record: %s", store_msg(rc));
         return;
     }
-    if (r->info.format_version != CKPT_FORMAT_VERSION)
-        problem(v, e->rank, "meta", "key \"meta\": format version %u, this build reads %u",
+    if (r->info.format_version < 1 || r->info.format_version > CKPT_FORMAT_VERSION)
+        problem(v, e->rank, "meta", "key \"meta\": format version %u, this build reads 1 to %u",
                 r->info.format_version, CKPT_FORMAT_VERSION);
     if (r->info.rank != e->rank)
         problem(v, e->rank, "meta", "key \"meta\": says rank %d, but it is in directory rank-%d",
