@@ -188,6 +188,7 @@ void ckpt_hooks_read_end(ckpt_hooks_read *r);
 int ckpt_hooks_get_obj(struct ckpt_obj *obj, ckpt_hooks_read *r, uint64_t obj_id);
 int ckpt_hooks_get_obj_by_name(struct ckpt_obj *obj, ckpt_hooks_read *r, const char *name,
                                int32_t time_step);
+/* tag->name is `name` itself unless the name is long (then the record's). */
 int ckpt_hooks_get_kvtag(struct ckpt_kvtag *tag, ckpt_hooks_read *r, uint64_t owner,
                          const char *name);
 int ckpt_hooks_get_cont(struct ckpt_cont *cont, ckpt_hooks_read *r, uint64_t cont_id);
@@ -238,7 +239,14 @@ int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *o
 int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
 int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);
 int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *tag);
+/* A kvtag record names its tag only when the name is too long for the key
+ * (docs/STORE.md): then tag->name is NULL after ckpt_rec_kvtag_decode, and
+ * ckpt_rec_kvtag_decode_entry takes it from the store key (owner . namekey)
+ * the record was read under; with either, tag->name points into the bytes
+ * given. */
 int ckpt_rec_kvtag_decode(struct ckpt_kvtag *tag, const void *rec, size_t len, size_t *err_off);
+int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *tag, const void *key, size_t klen,
+                                const void *rec, size_t len, size_t *err_off);
 int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *cont);
 int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
 int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);

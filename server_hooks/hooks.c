@@ -436,8 +436,11 @@ int ckpt_hooks_get_kvtag(struct ckpt_kvtag *t, ckpt_hooks_read *r, uint64_t owne
     if (rc)
         return rc;
     ckpt_key_u64(k, owner);
-    return ckpt_rec_kvtag_decode(t, v.data, v.len, &off) ? bad_record(r->h, CKPT_DB_KVTAG, k, 8, off)
-                                                         : 0;
+    if (ckpt_rec_kvtag_decode(t, v.data, v.len, &off) != 0)
+        return bad_record(r->h, CKPT_DB_KVTAG, k, 8, off);
+    if (t->name == NULL)
+        t->name = name; /* a short name is the key's, and this is it */
+    return 0;
 }
 
 int ckpt_hooks_get_cont(struct ckpt_cont *c, ckpt_hooks_read *r, uint64_t id)
@@ -486,7 +489,7 @@ static int walk_kvtag(const ckpt_val *k, const ckpt_val *v, void *p)
     struct walk *w = p;
     struct ckpt_kvtag t;
     size_t off = 0;
-    if (k->len <= 8 || ckpt_rec_kvtag_decode(&t, v->data, v->len, &off) != 0)
+    if (k->len <= 8 || ckpt_rec_kvtag_decode_entry(&t, k->data, k->len, v->data, v->len, &off) != 0)
         return bad_record(w->h, CKPT_DB_KVTAG, k->data, k->len, off);
     w->count++;
     return w->kvtag ? w->kvtag(ckpt_key_get_u64(k->data), &t, w->payload) : 0;

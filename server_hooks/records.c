@@ -279,6 +279,12 @@ int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t 
 
 /* ---- kvtags ---- */
 
+/* Format 2's kvtag record is {"v": value}, plus "t": the PDC type code
+ * only when it differs from the value entity's type (raw bytes kept as a
+ * PDC_UINT8 array), plus "name" only for names too long to be whole in the
+ * key (docs/STORE.md, "Long names"): a short name is the key's, so the
+ * record does not repeat it. Format 1's {"name", "type", "value"} records
+ * decode too. */
 int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *t)
 {
     if (t == NULL || t->name == NULL || (t->size > 0 && t->value == NULL))
@@ -286,51 +292,123 @@ int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ck
     const struct bulki_type_info *ti = bulki_type_info((unsigned)(uint8_t)t->type);
     bulki_value v;
     int8_t type = t->type;
+    uint8_t vtype; /* the value entity's type code */
     if (ti && ti->kind == BULKI_KIND_STRING && t->size > 0 &&
         ((const char *)t->value)[t->size - 1] == 0 &&
         memchr(t->value, 0, t->size - 1) == NULL) {
         v = BULKI_V_STRN(t->value, t->size - 1);
+        vtype = ti->code;
     } else if (ti && ti->width > 0 && t->size > 0 && t->size % ti->width == 0) {
         v = t->size == ti->width ? BULKI_V_ITEM(ti->code, t->value)
                                  : BULKI_V_ARRAY(ti->code, t->value, t->size / ti->width);
+        vtype = ti->code;
         if (ti->kind == BULKI_KIND_BOOL)
             for (uint32_t i = 0; i < t->size; i++)
-                if (((const uint8_t *)t->value)[i] > 1)
+                if (((const uint8_t *)t->value)[i] > 1) {
                     v = BULKI_V_ARRAY(BULKI_T_UINT8, t->value, t->size);
+                    vtype = BULKI_T_UINT8;
+                }
     } else {
-        /* anything else keeps its bytes exactly, typed by "type" */
+        /* anything else keeps its bytes exactly, typed by "t" */
         v = BULKI_V_ARRAY(BULKI_T_UINT8, t->value, t->size);
+        vtype = BULKI_T_UINT8;
     }
-    const bulki_pair p[] = {
-        {K("name"), S(t->name)},
-        {K("type"), BULKI_V_ITEM(BULKI_T_INT8, &type)},
-        {K("value"), v},
-    };
-    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+    size_t nlen = strlen(t->name);
+    bulki_pair p[3] = {{K("v"), v}};
+    size_t n = 1;
+    if ((uint8_t)type != vtype)
+        p[n++] = (bulki_pair){K("t"), BULKI_V_ITEM(BULKI_T_INT8, &type)};
+    if (nlen > CKPT_NAME_INLINE_MAX)
+        p[n++] = (bulki_pair){K("name"), BULKI_V_STRN(t->name, nlen)};
+    return encode(buf, cap, len, p, n);
 }
 
+/* One pass over the pairs (a record has at most three): "v"/"value",
+ * "t"/"type", "name"; other keys are skipped. */
 int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, size_t *err_off)
 {
-    struct rd r;
-    bulki_ent e;
+    bulki_map m;
+    bulki_map_iter it;
+    bulki_ent k, e, val, type;
+    size_t off = 0;
+    int got, have_val = 0, have_type = 0;
     if (t == NULL)
         return CKPT_E_INVAL;
     memset(t, 0, sizeof *t);
-    if (rd_open(&r, rec, len, err_off))
-        return r.rc;
-    t->name = rd_str(&r, "name", 0);
-    t->type = (int8_t)rd_i64(&r, "type", INT8_MIN, INT8_MAX, 0);
-    if (rd_ent(&r, "value", &e, 0) == 0) {
-        const struct bulki_type_info *ti = bulki_type_info(e.type);
-        if (ti->kind == BULKI_KIND_NESTED || e.payload_len > UINT32_MAX - 1) {
-            rd_bad(&r, &e);
-        } else {
-            t->value = e.payload;
-            /* a string's size counts its NUL, which follows the payload */
-            t->size = (uint32_t)(e.payload_len + (ti->kind == BULKI_KIND_STRING ? 1 : 0));
+    memset(&val, 0, sizeof val);
+    memset(&type, 0, sizeof type);
+    if (rec == NULL && len > 0)
+        return CKPT_E_INVAL;
+    if (bulki_decode_doc(&m, rec, len, &off) != 0)
+        goto bad;
+    bulki_map_iter_init(&it, &m);
+    while ((got = bulki_map_next(&it, &k, &e)) == 1) {
+        if (k.type != BULKI_T_STRING)
+            continue;
+        const char *ks = (const char *)k.payload;
+        if ((k.payload_len == 1 && ks[0] == 'v') || (k.payload_len == 5 && memcmp(ks, "value", 5) == 0)) {
+            val = e;
+            have_val = 1;
+        } else if ((k.payload_len == 1 && ks[0] == 't') ||
+                   (k.payload_len == 4 && memcmp(ks, "type", 4) == 0)) {
+            type = e;
+            have_type = 1;
+        } else if (k.payload_len == 4 && memcmp(ks, "name", 4) == 0) {
+            size_t n;
+            if (bulki_ent_str(&t->name, &n, &e) != 0) {
+                off = e.offset;
+                goto bad;
+            }
         }
     }
-    return r.rc;
+    if (got < 0 || !have_val) {
+        off = m.offset;
+        goto bad;
+    }
+    const struct bulki_type_info *ti = bulki_type_info(val.type);
+    if (ti->kind == BULKI_KIND_NESTED || val.payload_len > UINT32_MAX - 1) {
+        off = val.offset;
+        goto bad;
+    }
+    if (have_type) {
+        int64_t ty;
+        if (bulki_ent_i64(&ty, &type) != 0 || ty < INT8_MIN || ty > INT8_MAX) {
+            off = type.offset;
+            goto bad;
+        }
+        t->type = (int8_t)ty;
+    } else {
+        t->type = (int8_t)val.type; /* format 2: the value's own type */
+    }
+    t->value = val.payload;
+    /* a string's size counts its NUL, which follows the payload */
+    t->size = (uint32_t)(val.payload_len + (ti->kind == BULKI_KIND_STRING ? 1 : 0));
+    return 0;
+bad:
+    if (err_off)
+        *err_off = off;
+    memset(t, 0, sizeof *t);
+    return CKPT_E_RECORD;
+}
+
+int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *t, const void *key, size_t klen,
+                                const void *rec, size_t len, size_t *err_off)
+{
+    int hashed = 0;
+    int rc = ckpt_rec_kvtag_decode(t, rec, len, err_off);
+    if (rc != 0 || t->name != NULL)
+        return rc;
+    /* the key is owner . namekey, and a short namekey is the name and its
+     * NUL: a C string in place */
+    if (key == NULL || klen <= 8 ||
+        ckpt_key_name_len((const uint8_t *)key + 8, klen - 8, &hashed) != klen - 8 || hashed) {
+        if (err_off)
+            *err_off = 0;
+        memset(t, 0, sizeof *t);
+        return CKPT_E_RECORD;
+    }
+    t->name = (const char *)key + 8;
+    return 0;
 }
 
 /* ---- containers ---- */

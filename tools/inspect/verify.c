@@ -397,7 +397,7 @@ static int check_kvtag(const ckpt_val *k, const ckpt_val *val, void *p)
     c->v->n_kvtag++;
     if (bad_key(c, k, &d))
         return 0;
-    if (ckpt_rec_kvtag_decode(&t, val->data, val->len, &off) != 0) {
+    if (ckpt_rec_kvtag_decode_entry(&t, k->data, k->len, val->data, val->len, &off) != 0) {
         bad_record(c, k, val);
     } else if (!same_name_key(t.name, NULL, 0, (const uint8_t *)k->data + 8, k->len - 8)) {
         char nt[128];
