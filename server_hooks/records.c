@@ -72,13 +72,16 @@ static int encode(uint8_t *buf, size_t cap, size_t *len, const bulki_pair *p, si
 
 /* A record's pairs are collected in one pass (string keys and their
  * values), so that looking up each of a record's ~17 fields does not
- * re-walk the record from its start. */
+ * re-walk the record from its start. Decoders ask for fields in the
+ * encoder's order, so each lookup first tries the pair after the last one
+ * found (`next`): one comparison a field for records this build wrote,
+ * and a search only for records with fields added, dropped or reordered. */
 #define RD_MAX 32
 struct rd {
     bulki_map m;
     size_t *err_off;
     int rc;
-    int n, overflow;
+    int n, overflow, next;
     const char *key[RD_MAX];
     size_t klen[RD_MAX];
     bulki_ent val[RD_MAX];
@@ -91,6 +94,7 @@ static void rd_collect(struct rd *r)
     int got;
     r->n = 0;
     r->overflow = 0;
+    r->next = 0;
     bulki_map_iter_init(&it, &r->m);
     while ((got = bulki_map_next(&it, &k, &v)) == 1) {
         if (k.type != BULKI_T_STRING)
@@ -126,9 +130,16 @@ static int rd_ent(struct rd *r, const char *k, bulki_ent *e, int optional)
     if (r->rc)
         return -1;
     size_t kl = strlen(k);
-    for (int i = 0; i < r->n; i++)
+    int i = r->next;
+    if (i < r->n && r->klen[i] == kl && memcmp(r->key[i], k, kl) == 0) {
+        *e = r->val[i];
+        r->next = i + 1;
+        return 0;
+    }
+    for (i = 0; i < r->n; i++)
         if (r->klen[i] == kl && memcmp(r->key[i], k, kl) == 0) {
             *e = r->val[i];
+            r->next = i + 1;
             return 0;
         }
     if (!r->overflow || bulki_map_get(e, &r->m, k) != 0) {
@@ -323,6 +334,54 @@ int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ck
     return encode(buf, cap, len, p, n);
 }
 
+/* The common format 2 record, {"v": value} with every size below 128, is
+ * read positionally: each byte the encoder writes is checked in place,
+ * which is the whole of BULKI's validation for this layout (sizes, the
+ * "v" key, both offsets, the value's type, class, count against its
+ * payload, string termination, boolean bytes, no trailing bytes). It
+ * accepts only the encoder's canonical bytes; anything else (a type pair,
+ * a name, longer values, format 1, damage) goes to the general decoder,
+ * which accepts or refuses it. Returns 1 if it filled *t. */
+static int kvtag_fast(struct ckpt_kvtag *t, const uint8_t *r, size_t len)
+{
+    if (len < 14 || len > 14 + 41)
+        return 0;
+    size_t plen = len - 14; /* value payload bytes */
+    if (r[0] != 86 + plen || r[1] != 1 || r[2] != 20 || r[3] != 18 + plen || r[4] != 20 ||
+        r[5] != BULKI_T_STRING || r[6] != 1 || r[7] != 'v' || r[8] != 0 || r[9] != 9 ||
+        r[10] != 18 + plen || r[13 + plen] != 13 + plen)
+        return 0;
+    unsigned type = r[11] & 0x1f, cls = r[11] >> 5, count = r[12];
+    const struct bulki_type_info *ti = bulki_type_info(type);
+    const uint8_t *p = r + 13;
+    if (ti == NULL || cls > 1 || count > 127 || (cls == 0 && count != 1))
+        return 0;
+    switch (ti->kind) {
+    case BULKI_KIND_STRING:
+        if (cls != 0 || plen == 0 || p[plen - 1] != 0 || memchr(p, 0, plen - 1) != NULL)
+            return 0;
+        break;
+    case BULKI_KIND_BOOL:
+        for (size_t i = 0; i < plen; i++)
+            if (p[i] > 1)
+                return 0;
+        /* fall through */
+    case BULKI_KIND_SIGNED:
+    case BULKI_KIND_UNSIGNED:
+    case BULKI_KIND_FLOAT:
+        if (plen != (size_t)count * ti->width)
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    t->type = (int8_t)type;
+    t->size = (uint32_t)plen; /* a string's counts its NUL, as PDC's does */
+    t->value = p;
+    t->name = NULL;
+    return 1;
+}
+
 /* One pass over the pairs (a record has at most three): "v"/"value",
  * "t"/"type", "name"; other keys are skipped. */
 int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, size_t *err_off)
@@ -334,6 +393,8 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
     int got, have_val = 0, have_type = 0;
     if (t == NULL)
         return CKPT_E_INVAL;
+    if (rec != NULL && kvtag_fast(t, rec, len))
+        return 0;
     memset(t, 0, sizeof *t);
     memset(&val, 0, sizeof val);
     memset(&type, 0, sizeof type);

@@ -72,6 +72,7 @@ struct ckpt_store {
     pthread_cond_t bg_cv;
     uint64_t commits_since_sync;
     size_t bytes_since_sync; /* staged bytes committed since the last sync */
+    size_t bytes_since_wb;   /* ... since the last writeback started */
 };
 
 struct ckpt_rtxn {

@@ -529,6 +529,52 @@ static void test_kvtag_long_name_and_raw_type_in_record(void **state)
     free(name);
 }
 
+/* The kvtag decoder reads format 2's common record positionally: whatever
+ * it accepts must be a valid BULKI whose "v" pair says the same. Every
+ * one-byte change of several such records, to every value, is checked
+ * against the general BULKI decoder. */
+static void test_kvtag_positional_decode_agrees_with_bulki(void **state)
+{
+    (void)state;
+    int32_t i32 = -5;
+    double d[2] = {1.5, -2};
+    uint8_t bools[3] = {1, 0, 1}, raw[2] = {9, 8};
+    uint64_t u = 77;
+    const struct ckpt_kvtag tags[] = {
+        {"a", BULKI_T_INT, 4, &i32},       {"a", BULKI_T_DOUBLE, 16, d},
+        {"a", BULKI_T_STRING, 4, "xyz"},   {"a", BULKI_T_STRING, 1, ""},
+        {"a", BULKI_T_BOOLEAN, 3, bools},  {"a", BULKI_T_UINT8, 2, raw},
+        {"a", BULKI_T_UINT64, 8, &u},      {"a", BULKI_T_UINT8, 0, NULL},
+    };
+    unsigned accepted = 0;
+    for (size_t c = 0; c < NELEM(tags); c++) {
+        size_t len;
+        uint8_t *rec = enc_kvtag(&tags[c], &len);
+        for (size_t pos = 0; pos < len; pos++) {
+            for (unsigned b = 0; b < 256; b++) {
+                uint8_t *m = dup_rec(rec, len);
+                m[pos] = (uint8_t)b;
+                struct ckpt_kvtag t;
+                if (ckpt_rec_kvtag_decode(&t, m, len, NULL) == 0) {
+                    bulki_map map;
+                    bulki_ent v, ty;
+                    if (bulki_decode_doc(&map, m, len, NULL) != 0)
+                        fail_msg("case %zu, byte %zu = %u: accepted, but not a valid BULKI", c, pos, b);
+                    assert_int_equal(bulki_map_get(&v, &map, "v"), 0);
+                    if (bulki_map_get(&ty, &map, "t") != 0)
+                        assert_int_equal(t.type, (int8_t)v.type);
+                    assert_ptr_equal(t.value, v.payload);
+                    assert_int_equal(t.size, v.payload_len + (v.type == BULKI_T_STRING ? 1 : 0));
+                    accepted++;
+                }
+                free(m);
+            }
+        }
+        free(rec);
+    }
+    assert_true(accepted > 0);
+}
+
 static void test_kvtag_string_size_counts_nul(void **state)
 {
     (void)state;
@@ -1103,6 +1149,7 @@ int main(void)
         T(test_kvtag_roundtrip_scalars_and_strings),
         T(test_kvtag_record_exact_bytes),
         T(test_kvtag_long_name_and_raw_type_in_record),
+        T(test_kvtag_positional_decode_agrees_with_bulki),
         T(test_kvtag_string_size_counts_nul),
         T(test_kvtag_roundtrip_int_arrays),
         T(test_kvtag_odd_sizes_kept_as_raw_bytes),
