@@ -78,6 +78,14 @@ static int count_owner(uint64_t id, void *p)
     return 0;
 }
 
+/* How many owners carry tag `name`. */
+static int tagged(ckpt_hooks_read *r, const char *name)
+{
+    int n = 0;
+    HTU_OK(ckpt_hooks_foreach_tagged(r, name, count_owner, &n));
+    return n;
+}
+
 static int count_kvtag(uint64_t owner, const struct ckpt_kvtag *t, void *p)
 {
     (void)owner;
@@ -130,21 +138,11 @@ static void check_contents(ckpt_hooks *h)
     HTU_RC(CKPT_E_NOTFOUND, ckpt_hooks_get_kvtag(&t, r, OBJ1, "gone"));
     /* the tag index: every object carries tag0, the first 6 "Group", two
      * owners "odd", nobody "gone" */
-    HTU_OK(ckpt_hooks_foreach_tagged(r, "tag0", count_owner, &n));
-    assert_int_equal(n, NOBJ);
-    n = 0;
-    HTU_OK(ckpt_hooks_foreach_tagged(r, "Group", count_owner, &n));
-    assert_int_equal(n, 6);
-    n = 0;
-    HTU_OK(ckpt_hooks_foreach_tagged(r, "odd", count_owner, &n));
-    assert_int_equal(n, 2);
-    n = 0;
-    HTU_OK(ckpt_hooks_foreach_tagged(r, longname, count_owner, &n));
-    assert_int_equal(n, 1);
-    n = 0;
-    HTU_OK(ckpt_hooks_foreach_tagged(r, "gone", count_owner, &n));
-    assert_int_equal(n, 0);
-    n = 0;
+    assert_int_equal(tagged(r, "tag0"), NOBJ);
+    assert_int_equal(tagged(r, "Group"), 6);
+    assert_int_equal(tagged(r, "odd"), 2);
+    assert_int_equal(tagged(r, longname), 1);
+    assert_int_equal(tagged(r, "gone"), 0);
     HTU_OK(ckpt_hooks_foreach_kvtag(r, OBJ1, count_kvtag, &n));
     assert_int_equal(n, 4 + 1 + 5); /* tag0..3, Group, 5 extras */
     ckpt_hooks_read_end(r);
@@ -206,17 +204,13 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
     assert_int_equal(s.regions, 10);
     ckpt_hooks_read *r;
     struct ckpt_kvtag t;
-    int n = 0;
     HTU_OK(ckpt_hooks_read_begin(&r, h));
     HTU_OK(ckpt_hooks_get_kvtag(&t, r, OBJ1 + 1, "tag0"));
     memcpy(&v, t.value, 4);
     assert_int_equal(v, 11);
     HTU_RC(CKPT_E_NOTFOUND, ckpt_hooks_get_kvtag(&t, r, OBJ1, "odd"));
-    HTU_OK(ckpt_hooks_foreach_tagged(r, "fresh", count_owner, &n));
-    assert_int_equal(n, 1);
-    n = 0;
-    HTU_OK(ckpt_hooks_foreach_tagged(r, "odd", count_owner, &n));
-    assert_int_equal(n, 1);
+    assert_int_equal(tagged(r, "fresh"), 1);
+    assert_int_equal(tagged(r, "odd"), 1);
     ckpt_hooks_read_end(r);
     HTU_OK(ckpt_hooks_close(h));
 }
