@@ -121,11 +121,11 @@ struct ckpt_hooks_opts {
      * whose local environment is gone (node replaced) starts from the
      * shared copy. NULL: off. */
     const char *shared_root;
-    unsigned writeback_kb;      /* background writeback step (ckpt_store_opts) */
+    unsigned sync_kb;           /* background sync every sync_kb KiB committed */
 };
 #define CKPT_HOOKS_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL,  \
-     CKPT_WRITEBACK_KB_DEFAULT}
+     CKPT_SYNC_KB_DEFAULT}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the
@@ -136,7 +136,8 @@ struct ckpt_hooks_opts {
  *   PDC_CKPT_COMMIT_MS    T
  *   PDC_CKPT_SYNC         sync | interval | close
  *   PDC_CKPT_SYNC_MS      background sync period
- *   PDC_CKPT_WRITEBACK_KB background writeback step (0: off)
+ *   PDC_CKPT_SYNC_KB      background sync also every this many KiB committed
+ *                         (0: only every PDC_CKPT_SYNC_MS)
  *   PDC_CKPT_SHARED_DIR   shared_root: publish copies there (node-local mode)
  * `root_buf` (PATH_MAX bytes) holds the root string. Returns CKPT_E_INVAL
  * naming the variable if a value does not parse.

@@ -147,16 +147,16 @@ struct ckpt_store_opts {
     int readonly;            /* open an existing store read-only (tools) */
     int create;              /* create the environment if missing */
     int check_rank;          /* refuse a store whose meta names another rank/nranks */
-    /* interval and close modes: once this many KiB were committed since
-     * the last writeback, the background thread starts writing them out
-     * (sync_file_range, not waiting), so that close finds little left to
-     * flush (docs/STORE.md, "Why close is cheap"); 0: off */
-    unsigned writeback_kb;
+    /* interval and close modes: the background thread also syncs as soon
+     * as this many KiB were committed since its last sync, so that close
+     * never has much to flush, however fast the server writes
+     * (docs/STORE.md, "Sync modes"); 0: only every sync_ms */
+    unsigned sync_kb;
 };
-#define CKPT_WRITEBACK_KB_DEFAULT 256u
+#define CKPT_SYNC_KB_DEFAULT 256u
 #define CKPT_STORE_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
-     CKPT_WRITEBACK_KB_DEFAULT}
+     CKPT_SYNC_KB_DEFAULT}
 
 /* What meta says about a store (ckpt_store_info). */
 struct ckpt_store_info {

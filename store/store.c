@@ -10,7 +10,6 @@
  * letting whichever thread hits the commit policy (or the background thread)
  * commit, and makes "abort, grow the map, replay the batch" a loop.
  */
-#define _GNU_SOURCE /* sync_file_range */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,10 +400,11 @@ static int short_write_cause(const ckpt_store *st, char *why, size_t n)
     return 0;
 }
 
-/* Whether enough was committed to start a background writeback. */
-static int writeback_due(const ckpt_store *st)
+/* Whether enough was committed since the last sync for the background
+ * thread to sync now (interval and close modes). */
+static int sync_due(const ckpt_store *st)
 {
-    return st->opts.writeback_kb && st->bytes_since_wb >= (size_t)st->opts.writeback_kb << 10;
+    return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
 }
 
 /* Apply the whole batch and commit it, growing the map as needed. Called
@@ -486,36 +486,12 @@ static int commit_locked(ckpt_store *st, int force)
     st->id_seq_committed = m.id_seq;
     st->commits_since_sync++;
     st->bytes_since_sync += st->log_len;
-    st->bytes_since_wb += st->log_len;
-    if (st->opts.sync_mode != CKPT_SYNC_EVERY &&
-        (st->bytes_since_sync >= CKPT_SYNC_BYTES || writeback_due(st)))
+    if (st->opts.sync_mode != CKPT_SYNC_EVERY && sync_due(st))
         pthread_cond_signal(&st->bg_cv);
     st->log_len = 0;
     st->nops = 0;
     st->last_commit_err = 0;
     return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Background writeback                                                */
-/* ------------------------------------------------------------------ */
-
-/* In the NOSYNC modes committed pages sit dirty in the page cache until
- * the background sync (every sync_ms, or CKPT_SYNC_BYTES) or close
- * flushes them, so close could have up to that much to write. Starting
- * their write-out early, in small steps and without waiting for it
- * (sync_file_range SYNC_FILE_RANGE_WRITE), leaves close's fdatasync only
- * the last batch and the write-out still in flight. It is not a sync: it
- * promises nothing about durability, the syncs and close do. */
-static void writeback_start(ckpt_store *st)
-{
-#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
-    int fd;
-    if (mdb_env_get_fd(st->env, &fd) == 0)
-        (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: errors surface at sync */
-#else
-    (void)st;
-#endif
 }
 
 /* Every retry of a failed commit re-applies the whole staged batch, so the
@@ -559,19 +535,13 @@ static void *bg_main(void *arg)
             retry_due(st))
             commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
         if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
-            (now - last_sync >= st->opts.sync_ms || st->bytes_since_sync >= CKPT_SYNC_BYTES)) {
+            (now - last_sync >= st->opts.sync_ms || sync_due(st))) {
             st->commits_since_sync = 0;
             st->bytes_since_sync = 0;
-            st->bytes_since_wb = 0;
             pthread_mutex_unlock(&st->mu);
             mdb_env_sync(st->env, 1);
             pthread_mutex_lock(&st->mu);
             last_sync = mono_ms();
-        } else if (st->opts.sync_mode != CKPT_SYNC_EVERY && writeback_due(st)) {
-            st->bytes_since_wb = 0;
-            pthread_mutex_unlock(&st->mu);
-            writeback_start(st);
-            pthread_mutex_lock(&st->mu);
         }
     }
     pthread_mutex_unlock(&st->mu);
@@ -587,7 +557,9 @@ static void bg_start(ckpt_store *st)
         st->bg_running = 1;
 }
 
-static void bg_stop(ckpt_store *st)
+/* Ask the background thread to stop; it does once its current step (a
+ * commit, or a sync) is over. */
+static void bg_request_stop(ckpt_store *st)
 {
     if (!st->bg_running)
         return;
@@ -595,6 +567,13 @@ static void bg_stop(ckpt_store *st)
     st->bg_stop = 1;
     pthread_cond_signal(&st->bg_cv);
     pthread_mutex_unlock(&st->mu);
+}
+
+static void bg_stop(ckpt_store *st)
+{
+    if (!st->bg_running)
+        return;
+    bg_request_stop(st);
     pthread_join(st->bg, NULL);
     st->bg_running = 0;
 }
@@ -946,7 +925,10 @@ int ckpt_store_close(ckpt_store *st)
     if (st == NULL)
         return 0;
     if (!st->opts.readonly) {
-        bg_stop(st);
+        /* The background thread may be inside a sync: close does not wait
+         * for it before its own commit and sync (both fdatasyncs wait for
+         * the same write-out), only before releasing. */
+        bg_request_stop(st);
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
         rc = commit_locked(st, 1);
@@ -955,6 +937,7 @@ int ckpt_store_close(ckpt_store *st)
         pthread_mutex_unlock(&st->mu);
         if (rc == 0 && (rc = mdb_env_sync(st->env, 1)) != 0)
             rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: sync at close failed", st->path);
+        bg_stop(st);
         if (rc) {
             bg_start(st);
             return rc;

@@ -72,7 +72,6 @@ struct ckpt_store {
     pthread_cond_t bg_cv;
     uint64_t commits_since_sync;
     size_t bytes_since_sync; /* staged bytes committed since the last sync */
-    size_t bytes_since_wb;   /* ... since the last writeback started */
 };
 
 struct ckpt_rtxn {
@@ -116,10 +115,6 @@ int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *co
 int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 #define CKPT_META_KEY "meta"
-/* In the NOSYNC modes the background thread also syncs as soon as this
- * many bytes were committed since its last sync, so that close never has to
- * flush more than about this much, however fast the server writes. */
-#define CKPT_SYNC_BYTES ((size_t)8 << 20)
 /* Staged bytes above which new mutations are refused while commits fail. */
 #define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
 

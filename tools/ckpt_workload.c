@@ -384,7 +384,7 @@ static int cmd_write(struct args *a, int quiet)
     model_destroy(m);
     /* what close is measured against: one small fsync'd commit on the same
      * file system, now, under the same load */
-    double fs = rc == 0 ? bench_fsync_commit_s(a->root, g_rank, 5) : 0;
+    double fs = rc == 0 ? bench_fsync_commit_s(a->root, g_rank, 11) : 0;
     double wmax = max_time(t1 - t0), cmax = max_time(t2 - t1), fsmax = max_time(fs);
     long total = sum_long(muts), rss = bench_peak_rss_kb();
     if (any_failed(rc != 0))
