@@ -26,6 +26,8 @@
 #ifndef PDC_CKPT_BULKI_H
 #define PDC_CKPT_BULKI_H
 
+#include "ckpt_export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,9 +68,9 @@ struct bulki_type_info {
 };
 
 /* Info for a type code, or NULL if the code is not a valid BULKI type. */
-const struct bulki_type_info *bulki_type_info(unsigned code);
+CKPT_API const struct bulki_type_info *bulki_type_info(unsigned code);
 /* Type code for a name such as "PDC_INT32", or 0 if unknown. */
-unsigned bulki_type_by_name(const char *name);
+CKPT_API unsigned bulki_type_by_name(const char *name);
 
 /* ---- Errors ---- */
 #define BULKI_ERRORS(X)                                                        \
@@ -98,9 +100,9 @@ enum bulki_err {
 };
 
 /* Static message for a BULKI_E* code (never NULL). */
-const char *bulki_strerror(int err);
+CKPT_API const char *bulki_strerror(int err);
 /* Symbolic name of a code, e.g. "BULKI_E_TRUNCATED" (never NULL). */
-const char *bulki_errname(int err);
+CKPT_API const char *bulki_errname(int err);
 
 /* Deepest nesting of PDC_BULKI / PDC_BULKI_ENT levels accepted either way. */
 #define BULKI_MAX_DEPTH 64
@@ -155,22 +157,22 @@ typedef struct bulki_writer {
     int depth;
 } bulki_writer;
 
-void bulki_writer_init(bulki_writer *w, void *buf, size_t cap);
+CKPT_API void bulki_writer_init(bulki_writer *w, void *buf, size_t cap);
 /* Append one top-level BULKI / one top-level entity at the current
  * position. Offsets inside count from the start of the writer's buffer. */
-void bulki_write_doc(bulki_writer *w, const bulki_doc *doc);
-void bulki_write_value(bulki_writer *w, const bulki_value *v);
+CKPT_API void bulki_write_doc(bulki_writer *w, const bulki_doc *doc);
+CKPT_API void bulki_write_value(bulki_writer *w, const bulki_value *v);
 /* First latched error (0 if none); *len gets the bytes written so far. */
-int bulki_writer_finish(bulki_writer *w, size_t *len);
+CKPT_API int bulki_writer_finish(bulki_writer *w, size_t *len);
 
 /* Exact encoded length of a document / entity written at offset 0.
  * Returns 0 or a negative error (invalid description). */
-int bulki_doc_encoded_len(size_t *len, const bulki_doc *doc);
-int bulki_value_encoded_len(size_t *len, const bulki_value *v);
+CKPT_API int bulki_doc_encoded_len(size_t *len, const bulki_doc *doc);
+CKPT_API int bulki_value_encoded_len(size_t *len, const bulki_value *v);
 
 /* Convenience: encode a whole buffer in one call. */
-int bulki_encode_doc(size_t *written, void *buf, size_t cap, const bulki_doc *doc);
-int bulki_encode_value(size_t *written, void *buf, size_t cap, const bulki_value *v);
+CKPT_API int bulki_encode_doc(size_t *written, void *buf, size_t cap, const bulki_doc *doc);
+CKPT_API int bulki_encode_value(size_t *written, void *buf, size_t cap, const bulki_value *v);
 
 /* Value builders (compound literals; the pointed-to data must outlive the
  * write). */
@@ -238,32 +240,32 @@ typedef struct bulki_map_iter {
  * entity and return its view. On failure returns a BULKI_E* code and, if
  * err_off is not NULL, the byte offset where the problem was found.
  */
-int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off);
-int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off);
+CKPT_API int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off);
+CKPT_API int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off);
 
-void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m);
+CKPT_API void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m);
 /* 1 and the next pair, 0 at the end, or a negative error. */
-int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value);
+CKPT_API int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value);
 /* Value of the first pair whose key is the string `key`; BULKI_E_NOTFOUND
  * if there is none. Linear in the number of pairs. */
-int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key);
+CKPT_API int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key);
 
 /* The BULKI held by a PDC_BULKI entity: item -> index 0; array -> index i. */
-int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);
+CKPT_API int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);
 /* Element i of a PDC_BULKI_ENT array. Linear in i. */
-int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
+CKPT_API int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
 
 /* Typed getters for base-type items (any integer width; range-checked). */
-int bulki_ent_i64(int64_t *out, const bulki_ent *e);
-int bulki_ent_u64(uint64_t *out, const bulki_ent *e);
-int bulki_ent_f64(double *out, const bulki_ent *e); /* float or double */
-/* A string item: *s points into the source (NUL-terminated there), *len is
- * its length without the NUL. */
-int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
+CKPT_API int bulki_ent_i64(int64_t *out, const bulki_ent *e);
+CKPT_API int bulki_ent_u64(uint64_t *out, const bulki_ent *e);
+CKPT_API int bulki_ent_f64(double *out, const bulki_ent *e); /* float or double */
+         /* A string item: *s points into the source (NUL-terminated there), *len is
+          * its length without the NUL. */
+         CKPT_API int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
 /* Element i of a numeric array (or the item itself for i = 0). */
-int bulki_ent_elem_i64(int64_t *out, const bulki_ent *e, uint64_t i);
-int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i);
-int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i);
+CKPT_API int bulki_ent_elem_i64(int64_t *out, const bulki_ent *e, uint64_t i);
+CKPT_API int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i);
+CKPT_API int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i);
 
 #ifdef __cplusplus
 }

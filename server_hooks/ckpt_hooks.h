@@ -26,6 +26,8 @@
 #ifndef PDC_CKPT_HOOKS_H
 #define PDC_CKPT_HOOKS_H
 
+#include "ckpt_export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,8 +85,8 @@ struct ckpt_hist {
     const void *bin;
     double incr;
 };
-double ckpt_hist_range(const struct ckpt_hist *h, size_t i);
-uint64_t ckpt_hist_bin(const struct ckpt_hist *h, size_t i);
+CKPT_API double ckpt_hist_range(const struct ckpt_hist *h, size_t i);
+CKPT_API uint64_t ckpt_hist_bin(const struct ckpt_hist *h, size_t i);
 
 /* Persistent fields of PDC's region_list_t. A region is identified by its
  * object and geometry (ndim, start, count): putting the same geometry
@@ -142,73 +144,73 @@ struct ckpt_hooks_opts {
  * `root_buf` (PATH_MAX bytes) holds the root string. Returns CKPT_E_INVAL
  * naming the variable if a value does not parse.
  */
-int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *opts, char *root_buf, size_t root_len);
+CKPT_API int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *opts, char *root_buf, size_t root_len);
 
 typedef struct ckpt_hooks ckpt_hooks;
 
 /* Open (creating if needed) this rank's store for logging mutations. */
-int ckpt_hooks_open(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
+CKPT_API int ckpt_hooks_open(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
 /* Open an existing store read-only, for lookups only (tools, verifiers):
  * takes no write lock, changes nothing, works while a server writes. */
-int ckpt_hooks_open_readonly(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
+CKPT_API int ckpt_hooks_open_readonly(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
 /* Commit now; with shared_root, then publish the shared copy (this costs a
  * copy of the rank's whole environment). */
-int ckpt_hooks_checkpoint(ckpt_hooks *h);
+CKPT_API int ckpt_hooks_checkpoint(ckpt_hooks *h);
 /* Commit, make durable, mark clean, release. On error the handle stays
  * open and nothing is lost (ckpt_store_close). close(NULL) is a no-op. */
-int ckpt_hooks_close(ckpt_hooks *h);
+CKPT_API int ckpt_hooks_close(ckpt_hooks *h);
 /* Release without committing (tests; what a crash would do). */
-void ckpt_hooks_discard(ckpt_hooks *h);
-const char *ckpt_hooks_errmsg(const ckpt_hooks *h);
-ckpt_store *ckpt_hooks_store(ckpt_hooks *h);
+CKPT_API void ckpt_hooks_discard(ckpt_hooks *h);
+CKPT_API const char *ckpt_hooks_errmsg(const ckpt_hooks *h);
+CKPT_API ckpt_store *ckpt_hooks_store(ckpt_hooks *h);
 
 /* A new object/container id from the persisted sequence; never repeats,
  * also across restarts and crashes. */
-int ckpt_hook_new_id(ckpt_hooks *h, uint64_t *id);
+CKPT_API int ckpt_hook_new_id(ckpt_hooks *h, uint64_t *id);
 
 /* ---- one hook per mutation ---- */
-int ckpt_hook_obj_create(ckpt_hooks *h, const struct ckpt_obj *obj);
-int ckpt_hook_obj_update(ckpt_hooks *h, const struct ckpt_obj *obj);
-int ckpt_hook_obj_delete(ckpt_hooks *h, uint64_t obj_id);
+CKPT_API int ckpt_hook_obj_create(ckpt_hooks *h, const struct ckpt_obj *obj);
+CKPT_API int ckpt_hook_obj_update(ckpt_hooks *h, const struct ckpt_obj *obj);
+CKPT_API int ckpt_hook_obj_delete(ckpt_hooks *h, uint64_t obj_id);
 /* owner: an object or a container id */
-int ckpt_hook_kvtag_put(ckpt_hooks *h, uint64_t owner, const struct ckpt_kvtag *tag);
-int ckpt_hook_kvtag_delete(ckpt_hooks *h, uint64_t owner, const char *name);
-int ckpt_hook_cont_create(ckpt_hooks *h, const struct ckpt_cont *cont);
-int ckpt_hook_cont_delete(ckpt_hooks *h, uint64_t cont_id);
-int ckpt_hook_cont_add_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
-int ckpt_hook_cont_remove_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
-int ckpt_hook_region_put(ckpt_hooks *h, const struct ckpt_region *region);
-int ckpt_hook_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
-                            const uint64_t *count);
+CKPT_API int ckpt_hook_kvtag_put(ckpt_hooks *h, uint64_t owner, const struct ckpt_kvtag *tag);
+CKPT_API int ckpt_hook_kvtag_delete(ckpt_hooks *h, uint64_t owner, const char *name);
+CKPT_API int ckpt_hook_cont_create(ckpt_hooks *h, const struct ckpt_cont *cont);
+CKPT_API int ckpt_hook_cont_delete(ckpt_hooks *h, uint64_t cont_id);
+CKPT_API int ckpt_hook_cont_add_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
+CKPT_API int ckpt_hook_cont_remove_objs(ckpt_hooks *h, uint64_t cont_id, const uint64_t *obj_ids, size_t n);
+CKPT_API int ckpt_hook_region_put(ckpt_hooks *h, const struct ckpt_region *region);
+CKPT_API int ckpt_hook_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
+                                     const uint64_t *count);
 
 /* ---- restart, form 1: map. Open the store and look records up in place;
  * O(1) in the size of the store. Both restart forms need an existing
  * store: a missing one is CKPT_E_NOSTORE, never a fresh store. ---- */
-int ckpt_hooks_restart_map(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
+CKPT_API int ckpt_hooks_restart_map(ckpt_hooks **out, const struct ckpt_hooks_opts *opts);
 
 typedef struct ckpt_hooks_read ckpt_hooks_read;
-int ckpt_hooks_read_begin(ckpt_hooks_read **out, ckpt_hooks *h);
-void ckpt_hooks_read_end(ckpt_hooks_read *r);
-int ckpt_hooks_get_obj(struct ckpt_obj *obj, ckpt_hooks_read *r, uint64_t obj_id);
-int ckpt_hooks_get_obj_by_name(struct ckpt_obj *obj, ckpt_hooks_read *r, const char *name,
-                               int32_t time_step);
+CKPT_API int ckpt_hooks_read_begin(ckpt_hooks_read **out, ckpt_hooks *h);
+CKPT_API void ckpt_hooks_read_end(ckpt_hooks_read *r);
+CKPT_API int ckpt_hooks_get_obj(struct ckpt_obj *obj, ckpt_hooks_read *r, uint64_t obj_id);
+CKPT_API int ckpt_hooks_get_obj_by_name(struct ckpt_obj *obj, ckpt_hooks_read *r, const char *name,
+                                        int32_t time_step);
 /* tag->name is `name` itself unless the name is long (then the record's). */
-int ckpt_hooks_get_kvtag(struct ckpt_kvtag *tag, ckpt_hooks_read *r, uint64_t owner,
-                         const char *name);
-int ckpt_hooks_get_cont(struct ckpt_cont *cont, ckpt_hooks_read *r, uint64_t cont_id);
-int ckpt_hooks_get_cont_by_name(struct ckpt_cont *cont, ckpt_hooks_read *r, const char *name);
+CKPT_API int ckpt_hooks_get_kvtag(struct ckpt_kvtag *tag, ckpt_hooks_read *r, uint64_t owner,
+                                  const char *name);
+CKPT_API int ckpt_hooks_get_cont(struct ckpt_cont *cont, ckpt_hooks_read *r, uint64_t cont_id);
+CKPT_API int ckpt_hooks_get_cont_by_name(struct ckpt_cont *cont, ckpt_hooks_read *r, const char *name);
 /* Callbacks return 0 to go on, > 0 to stop (returned), < 0 an error. */
 typedef int (*ckpt_kvtag_cb)(uint64_t owner, const struct ckpt_kvtag *tag, void *payload);
 typedef int (*ckpt_member_cb)(uint64_t cont_id, uint64_t obj_id, void *payload);
 typedef int (*ckpt_region_cb)(const struct ckpt_region *region, void *payload);
 typedef int (*ckpt_id_cb)(uint64_t id, void *payload);
-int ckpt_hooks_foreach_kvtag(ckpt_hooks_read *r, uint64_t owner, ckpt_kvtag_cb cb, void *payload);
-int ckpt_hooks_foreach_member(ckpt_hooks_read *r, uint64_t cont_id, ckpt_member_cb cb,
-                              void *payload);
-int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj_id, ckpt_region_cb cb,
-                              void *payload);
+CKPT_API int ckpt_hooks_foreach_kvtag(ckpt_hooks_read *r, uint64_t owner, ckpt_kvtag_cb cb, void *payload);
+CKPT_API int ckpt_hooks_foreach_member(ckpt_hooks_read *r, uint64_t cont_id, ckpt_member_cb cb,
+                                       void *payload);
+CKPT_API int ckpt_hooks_foreach_region(ckpt_hooks_read *r, uint64_t obj_id, ckpt_region_cb cb,
+                                       void *payload);
 /* Owners (objects or containers) that carry a kvtag called `name`. */
-int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload);
+CKPT_API int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb cb, void *payload);
 
 /* Where an id-based lookup goes. A server receiving a request for `id`
  * asks the directory rank ckpt_id_dir_rank(id, nranks) (the id's own rank
@@ -216,8 +218,8 @@ int ckpt_hooks_foreach_tagged(ckpt_hooks_read *r, const char *name, ckpt_id_cb c
  * which rank holds the record now: the same rank if the record is there,
  * else the rank recorded when a re-homing moved it. CKPT_E_NOTFOUND if the
  * id is unknown. */
-int ckpt_id_dir_rank(uint64_t id, int nranks);
-int ckpt_hooks_id_home(int *home, ckpt_hooks_read *r, uint64_t id);
+CKPT_API int ckpt_id_dir_rank(uint64_t id, int nranks);
+CKPT_API int ckpt_hooks_id_home(int *home, ckpt_hooks_read *r, uint64_t id);
 
 /* ---- restart, form 2: rebuild. Visit every record once, in this order:
  * containers, objects, kvtags, memberships, regions. Any callback may be
@@ -234,32 +236,32 @@ struct ckpt_rebuild_cbs {
 struct ckpt_rebuild_stats {
     uint64_t conts, objs, kvtags, members, regions;
 };
-int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *opts,
-                               const struct ckpt_rebuild_cbs *cbs, void *payload,
-                               struct ckpt_rebuild_stats *stats);
+CKPT_API int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *opts,
+                                        const struct ckpt_rebuild_cbs *cbs, void *payload,
+                                        struct ckpt_rebuild_stats *stats);
 
 /* ---- record codecs (BULKI), shared with the tools ---- */
 /* Encoded length of a record, then encode into buf (cap >= that length). */
-int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
-int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);
-int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *tag);
+CKPT_API int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
+CKPT_API int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *tag);
 /* A kvtag record names its tag only when the name is too long for the key
  * (docs/STORE.md): then tag->name is NULL after ckpt_rec_kvtag_decode, and
  * ckpt_rec_kvtag_decode_entry takes it from the store key (owner . namekey)
  * the record was read under; with either, tag->name points into the bytes
  * given. */
-int ckpt_rec_kvtag_decode(struct ckpt_kvtag *tag, const void *rec, size_t len, size_t *err_off);
-int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *tag, const void *key, size_t klen,
-                                const void *rec, size_t len, size_t *err_off);
-int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *cont);
-int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
-int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);
-int ckpt_rec_region_decode(struct ckpt_region *reg, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_kvtag_decode(struct ckpt_kvtag *tag, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *tag, const void *key, size_t klen,
+                                         const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *cont);
+CKPT_API int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);
+CKPT_API int ckpt_rec_region_decode(struct ckpt_region *reg, const void *rec, size_t len, size_t *err_off);
 
 /* PDC's routing: home rank of an object / a container. */
-uint32_t ckpt_djb2(const char *s);
-int ckpt_home_obj(const char *name, int32_t time_step, int nranks);
-int ckpt_home_cont(const char *name, int nranks);
+CKPT_API uint32_t ckpt_djb2(const char *s);
+CKPT_API int ckpt_home_obj(const char *name, int32_t time_step, int nranks);
+CKPT_API int ckpt_home_cont(const char *name, int nranks);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef PDC_CKPT_HOOKS_MPI_H
 #define PDC_CKPT_HOOKS_MPI_H
 
+#include "ckpt_export.h"
+
 #include <mpi.h>
 
 #include "ckpt_hooks.h"
@@ -38,7 +40,7 @@ struct ckpt_rehome_stats {
  *    undoes the interrupted re-homing.
  * On success *out is the rank's hooks handle, open for logging.
  */
-int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,
-                               struct ckpt_rehome_stats *stats);
+CKPT_API int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,
+                                        struct ckpt_rehome_stats *stats);
 
 #endif

@@ -8,6 +8,8 @@
 
 /* shared.c: node-local store with a shared copy */
 int ckpt_shared_publish(ckpt_store *st, const char *shared_root, int rank);
-int ckpt_shared_restore(const char *local_root, const char *shared_root, int rank);
+/* Exported (CKPT_API) only because libckpt_hooks_mpi's re-homing calls it;
+ * not in an installed header. */
+CKPT_API int ckpt_shared_restore(const char *local_root, const char *shared_root, int rank);
 
 #endif

@@ -30,6 +30,8 @@
 #ifndef PDC_CKPT_STORE_H
 #define PDC_CKPT_STORE_H
 
+#include "ckpt_export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,8 +71,8 @@ enum ckpt_err {
 #undef CKPT_X_ENUM
 };
 
-const char *ckpt_strerror(int err);
-const char *ckpt_errname(int err);
+CKPT_API const char *ckpt_strerror(int err);
+CKPT_API const char *ckpt_errname(int err);
 
 /* ---- layout constants ---- */
 #define CKPT_FORMAT_MAGIC "pdc-ckpt"
@@ -100,24 +102,24 @@ enum ckpt_db {
     CKPT_DB_ID_HOME,    /* "id_home": id -> home rank (u32 BE), after re-homing */
     CKPT_DB_COUNT
 };
-const char *ckpt_db_name(int db);
-int ckpt_db_by_name(const char *name); /* -1 if unknown */
-
-/* ---- keys (exposed for tools; ids are big-endian so ascending ids append) */
-void ckpt_key_u64(uint8_t out[8], uint64_t v);
-uint64_t ckpt_key_get_u64(const uint8_t in[8]);
+CKPT_API const char *ckpt_db_name(int db);
+CKPT_API int ckpt_db_by_name(const char *name); /* -1 if unknown */
+         
+         /* ---- keys (exposed for tools; ids are big-endian so ascending ids append) */
+         CKPT_API void ckpt_key_u64(uint8_t out[8], uint64_t v);
+CKPT_API uint64_t ckpt_key_get_u64(const uint8_t in[8]);
 /* int32 time step as 4 bytes, sign bit flipped so keys sort numerically */
-void ckpt_key_i32(uint8_t out[4], int32_t v);
-int32_t ckpt_key_get_i32(const uint8_t in[4]);
+CKPT_API void ckpt_key_i32(uint8_t out[4], int32_t v);
+CKPT_API int32_t ckpt_key_get_i32(const uint8_t in[4]);
 /* Name key of name[0..len); returns its length (<= CKPT_NAMEKEY_MAX), or 0
  * when len > CKPT_NAME_MAX or the name holds a NUL. */
-size_t ckpt_key_name(uint8_t *out, const char *name, size_t len);
+CKPT_API size_t ckpt_key_name(uint8_t *out, const char *name, size_t len);
 /* Length of the name key at the start of key[0..klen), or 0 if none. Sets
  * *is_hashed for long names (then only a prefix of the name is present). */
-size_t ckpt_key_name_len(const uint8_t *key, size_t klen, int *is_hashed);
+CKPT_API size_t ckpt_key_name_len(const uint8_t *key, size_t klen, int *is_hashed);
 /* Region key suffix for a region geometry; returns its length. */
-size_t ckpt_key_region(uint8_t *out, uint32_t ndim, const uint64_t *start,
-                       const uint64_t *count);
+CKPT_API size_t ckpt_key_region(uint8_t *out, uint32_t ndim, const uint64_t *start,
+                                const uint64_t *count);
 
 /* Ids are (rank + 1) * CKPT_ID_BASE + seq. After an unclean close the
  * sequence skips CKPT_ID_CRASH_GAP, so that no id handed out before a crash
@@ -132,8 +134,8 @@ enum ckpt_sync_mode {
     CKPT_SYNC_CLOSE       /* "close": durable at close (background syncs bound close) */
 };
 /* "sync" / "interval" / "close" -> mode; -1 if unknown */
-int ckpt_sync_mode_parse(const char *s);
-const char *ckpt_sync_mode_name(int mode);
+CKPT_API int ckpt_sync_mode_parse(const char *s);
+CKPT_API const char *ckpt_sync_mode_name(int mode);
 
 struct ckpt_store_opts {
     const char *root;        /* store root; the environment is root/rank-<r>/ */
@@ -178,74 +180,74 @@ typedef struct ckpt_store ckpt_store;
 /* Open (and with opts->create, create) rank opts->rank's environment. A
  * store of a newer format version is refused with CKPT_E_VERSION. Opening
  * for writing bumps the generation and clears the clean-close flag. */
-int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *opts);
+CKPT_API int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *opts);
 /* Open root/rank-<rank> read-only: no write lock, nothing changed; the
  * rank and rank count in its meta are not checked. */
-int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank);
+CKPT_API int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank);
 /* Commit the staged batch now. */
-int ckpt_store_checkpoint(ckpt_store *st);
+CKPT_API int ckpt_store_checkpoint(ckpt_store *st);
 /* Commit, make everything durable (fsync), mark clean, release. On error
  * the store stays open and nothing staged is lost: fix the cause and call
  * close again, or ckpt_store_discard(). close(NULL) is a no-op. */
-int ckpt_store_close(ckpt_store *st);
+CKPT_API int ckpt_store_close(ckpt_store *st);
 /* Release without committing the staged batch (as a crash would). */
-void ckpt_store_discard(ckpt_store *st);
+CKPT_API void ckpt_store_discard(ckpt_store *st);
 
 /* Message of this thread's last failed store call (st may be NULL). */
 /* Copy the last commit of the environment into a new directory dest
  * (created 0700; it must not exist), as data.mdb, with LMDB's copy API:
  * consistent while writers go on. compact: leave free pages out. */
-int ckpt_store_copy(ckpt_store *st, const char *dest, int compact);
-const char *ckpt_store_errmsg(const ckpt_store *st);
+CKPT_API int ckpt_store_copy(ckpt_store *st, const char *dest, int compact);
+CKPT_API const char *ckpt_store_errmsg(const ckpt_store *st);
 /* Set this thread's error message (for layers above the store); returns
  * code. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-int ckpt_error(int code, const char *fmt, ...);
-int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st);
+CKPT_API int ckpt_error(int code, const char *fmt, ...);
+CKPT_API int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st);
 /* The environment's directory (root/rank-<r>). */
-const char *ckpt_store_path(const ckpt_store *st);
+CKPT_API const char *ckpt_store_path(const ckpt_store *st);
 /* Mutations staged and not yet committed. */
-size_t ckpt_store_pending(ckpt_store *st);
+CKPT_API size_t ckpt_store_pending(ckpt_store *st);
 
 /* Next id from the persisted sequence: (rank+1)*1e9 + seq. */
-int ckpt_store_next_id(ckpt_store *st, uint64_t *id);
+CKPT_API int ckpt_store_next_id(ckpt_store *st, uint64_t *id);
 /* Make the sequence continue above id (after an import or a re-homing). */
-int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
+CKPT_API int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
 
 /* ---- staged mutations (schema level; records are encoded BULKI) ---- */
 /* Object: obj[id] = rec; obj_name[name, ts] = id. If an earlier record of
  * this id had another name/ts, its name entry is removed. */
-int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
-                       int32_t ts, const void *rec, size_t len);
+CKPT_API int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
+                                int32_t ts, const void *rec, size_t len);
 /* Delete an object with its name entry, kvtags, tag index entries, regions
  * and its membership in its own container (the record's cont_id), when that
  * container's membership list is in this environment. Memberships belong
  * to the container's rank: one in any other container is removed by that
  * container's server (ckpt_store_cont_remove), as in PDC. Deleting a
  * missing id is not an error. */
-int ckpt_store_del_obj(ckpt_store *st, uint64_t id);
+CKPT_API int ckpt_store_del_obj(ckpt_store *st, uint64_t id);
 /* kvtag of an owner (object or container id): rec is a BULKI record. */
-int ckpt_store_put_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen,
-                         const void *rec, size_t len);
-int ckpt_store_del_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen);
-int ckpt_store_put_cont(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
-                        const void *rec, size_t len);
+CKPT_API int ckpt_store_put_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen,
+                                  const void *rec, size_t len);
+CKPT_API int ckpt_store_del_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_t nlen);
+CKPT_API int ckpt_store_put_cont(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
+                                 const void *rec, size_t len);
 /* Delete a container with its name entry, membership list and kvtags (the
  * member objects themselves stay). */
-int ckpt_store_del_cont(ckpt_store *st, uint64_t id);
-int ckpt_store_cont_add(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
-int ckpt_store_cont_remove(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
+CKPT_API int ckpt_store_del_cont(ckpt_store *st, uint64_t id);
+CKPT_API int ckpt_store_cont_add(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
+CKPT_API int ckpt_store_cont_remove(ckpt_store *st, uint64_t cont, const uint64_t *objs, size_t n);
 /* Region of an object, keyed by its geometry (ckpt_key_region). */
-int ckpt_store_put_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
-                          const uint64_t *count, const void *rec, size_t len);
-int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
-                          const uint64_t *count);
+CKPT_API int ckpt_store_put_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
+                                   const uint64_t *count, const void *rec, size_t len);
+CKPT_API int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uint64_t *start,
+                                   const uint64_t *count);
 /* Raw put/delete of one key in one database (tools, tests, importers). */
-int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
-                       size_t vlen);
-int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen);
+CKPT_API int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
+                                size_t vlen);
+CKPT_API int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen);
 
 /* ---- reads ---- */
 typedef struct ckpt_val {
@@ -257,32 +259,32 @@ typedef struct ckpt_rtxn ckpt_rtxn;
 
 /* Begin a read transaction on committed data. Views it returns live until
  * ckpt_rtxn_end(). */
-int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st);
-void ckpt_rtxn_end(ckpt_rtxn *tx);
+CKPT_API int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st);
+CKPT_API void ckpt_rtxn_end(ckpt_rtxn *tx);
 
-int ckpt_get_raw(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen);
-int ckpt_get_obj(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
-int ckpt_get_obj_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
-                         size_t nlen, int32_t ts);
-int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *name, size_t nlen);
-int ckpt_get_cont(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
-int ckpt_get_cont_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
-                          size_t nlen);
+CKPT_API int ckpt_get_raw(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen);
+CKPT_API int ckpt_get_obj(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
+CKPT_API int ckpt_get_obj_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
+                                  size_t nlen, int32_t ts);
+CKPT_API int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *name, size_t nlen);
+CKPT_API int ckpt_get_cont(ckpt_val *rec, ckpt_rtxn *tx, uint64_t id);
+CKPT_API int ckpt_get_cont_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, const char *name,
+                                   size_t nlen);
 /* Entries in the database's key order. The callback returns 0 to go on, a
  * positive value to stop (returned by the iterator), or a negative error. */
 typedef int (*ckpt_iter_cb)(const ckpt_val *key, const ckpt_val *val, void *payload);
 /* Every entry of db whose key starts with prefix (plen may be 0). */
-int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_cb cb,
-              void *payload);
+CKPT_API int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_cb cb,
+                       void *payload);
 /* kvtags of an owner; regions of an object; members of a container (key =
  * cont id . obj id); owners carrying tag `name` (key = namekey . owner). */
-int ckpt_iter_kvtags(ckpt_rtxn *tx, uint64_t owner, ckpt_iter_cb cb, void *payload);
-int ckpt_iter_regions(ckpt_rtxn *tx, uint64_t obj, ckpt_iter_cb cb, void *payload);
-int ckpt_iter_members(ckpt_rtxn *tx, uint64_t cont, ckpt_iter_cb cb, void *payload);
-int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb cb,
-                     void *payload);
+CKPT_API int ckpt_iter_kvtags(ckpt_rtxn *tx, uint64_t owner, ckpt_iter_cb cb, void *payload);
+CKPT_API int ckpt_iter_regions(ckpt_rtxn *tx, uint64_t obj, ckpt_iter_cb cb, void *payload);
+CKPT_API int ckpt_iter_members(ckpt_rtxn *tx, uint64_t cont, ckpt_iter_cb cb, void *payload);
+CKPT_API int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb cb,
+                              void *payload);
 /* Entries and bytes of one database (ckpt-inspect stat). */
-int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
+CKPT_API int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Elastic restart timing (docs/ELASTIC.md): 100K objects x 10 tags, re-homed
 # 4->2 and 2->4, against map and rebuild restarts of the same stores on the
-# same count. usage: tools/elastic_bench.sh build/bin/ckpt-workload [REPEATS]
+# same count. usage: tools/bench/elastic_bench.sh build/bin/ckpt-workload [REPEATS]
 set -e
 WL=$1; R=${2:-5}; D=$(mktemp -d)
 W="--objects 100000 --tags-per-object 10"

@@ -3,7 +3,7 @@
 # ranks, 5 runs each of write (workload + close), map restart and rebuild
 # restart, each in a fresh process; prints the median, min and max of each
 # phase (the max over ranks per run).
-# usage: tools/hooks_bench.sh build/bin/ckpt-workload [RUNS]
+# usage: tools/bench/hooks_bench.sh build/bin/ckpt-workload [RUNS]
 set -euo pipefail
 wl=$1 runs=${2:-5}
 dir=$(mktemp -d)
