@@ -38,6 +38,12 @@ struct ckpt_rehome_stats {
  *    after it is committed and durable; a crash at any point leaves a store
  *    that restarts, on either count, and the next restart finishes or
  *    undoes the interrupted re-homing.
+ * Before anything changes, rank 0 takes the store's lock (ckpt_root_lock)
+ * and, for an existing store, refuses a root holding entries that belong
+ * to no rank of it (ckpt_root_check: CKPT_E_EXISTS naming them); a
+ * re-homing keeps the lock until the new layout is in place, so it is
+ * refused (CKPT_E_BUSY, naming the writer's pid) while any process has a
+ * rank open for writing. Every rank returns the same error.
  * On success *out is the rank's hooks handle, open for logging.
  */
 CKPT_API int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,

@@ -233,6 +233,7 @@ struct rh {
     int env;                   /* old environment being read */
     ckpt_rtxn *tx;             /* its read transaction */
     int aborted;               /* a round saw a failure: no more rounds */
+    int32_t origin;            /* rank count the store was first written with */
     uint64_t cached_owner;     /* owner id -> home cache */
     int cached_home;
 };
@@ -551,6 +552,8 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
     no.sync_mode = CKPT_SYNC_CLOSE;
     if ((rc = ckpt_hooks_open(&x->out, &no)) != 0)
         err = rc;
+    else if (x->origin > 0)
+        ckpt_store_set_origin(ckpt_hooks_store(x->out), x->origin);
     /* ids: this rank's range continues above every id the old rank of the
      * same number handed out (a crashed one: above its crash gap too) */
     if (rc == 0 && x->me < x->p_old) {
@@ -622,41 +625,44 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
         rc = ckpt_shared_restore(o->store_root, o->shared_root, me);
     if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
         return rc;
-    /* 0: recovery, and the old rank count */
-    int info[2] = {0, 0};
+    /* 0: recovery, and the old rank count. Rank 0 holds the store's lock
+     * (ckpt_root_lock) from here until a re-homing has switched layouts:
+     * no writer can have a rank open meanwhile, and none is running now.
+     * Before anything changes, entries of the root that belong to no rank
+     * of the store are refused: a re-homing would trip over them midway. */
+    int info[3] = {0, 0, 0}, lockfd = -1;
     if (me == 0) {
         struct ckpt_store_info m;
-        rc = recover(o->store_root, me, &what);
-        if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0)
+        rc = ckpt_root_lock(&lockfd, o->store_root);
+        if (rc == 0)
+            rc = recover(o->store_root, me, &what);
+        if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0) {
             info[0] = m.nranks;
-        else if (rc == CKPT_E_NOSTORE && (rc = no_ranks_at_all(o->store_root)) == 0)
+            info[2] = m.origin_nranks;
+            rc = ckpt_root_check(o->store_root, m.nranks);
+        } else if (rc == CKPT_E_NOSTORE && (rc = no_ranks_at_all(o->store_root)) == 0) {
             info[0] = 0; /* nothing there yet: a first start */
+        }
         info[1] = what;
+        if (rc != 0 || info[0] == 0 || info[0] == size) {
+            ckpt_root_unlock(lockfd); /* nothing to re-home: writers may open */
+            lockfd = -1;
+        }
     }
     if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
         return rc;
-    MPI_Bcast(info, 2, MPI_INT, 0, comm);
+    MPI_Bcast(info, 3, MPI_INT, 0, comm);
     s.old_nranks = info[0];
     s.new_nranks = size;
     s.recovered = info[1];
-    if (s.old_nranks == 0) {
-        s.old_nranks = size;
-        rc = ckpt_hooks_open(out, o);
-        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {
-            ckpt_hooks_discard(*out);
-            *out = NULL;
-            return rc;
-        }
-        if (stats)
-            *stats = s;
-        return 0;
-    }
     if (o->shared_root && s.old_nranks > size) {
         /* old ranks beyond this count have no process of their own */
         for (int i = me + size; rc == 0 && i < s.old_nranks; i += size)
             rc = ckpt_shared_restore(o->store_root, o->shared_root, i);
-        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {
+            ckpt_root_unlock(lockfd);
             return rc;
+        }
     }
     if (s.old_nranks == size) {
         rc = ckpt_hooks_restart_map(out, o);
@@ -678,6 +684,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     x.me = me;
     x.p_new = size;
     x.p_old = s.old_nranks;
+    x.origin = info[2];
     x.cached_home = -1;
     snprintf(newroot, sizeof newroot, "%s/" RH_NEW, o->store_root);
     x.send = calloc((size_t)size, sizeof *x.send);
@@ -701,6 +708,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     if (rc) {
         if (me == 0)
             ckpt_fs_rmtree(newroot); /* roll back: the old layout was only read */
+        ckpt_root_unlock(lockfd);
         MPI_Barrier(comm);
         return rc;
     }
@@ -709,6 +717,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
         rc = write_marker(o->store_root, x.p_old, size);
         if (rc == 0)
             rc = switch_layout(o->store_root, x.p_old, size, me);
+        ckpt_root_unlock(lockfd); /* the new layout is the store: writers may open */
     }
     if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
         return rc;

@@ -170,6 +170,9 @@ struct ckpt_store_info {
     int64_t created_ms;       /* unix time, milliseconds */
     int64_t last_commit_ms;
     uint64_t mutations;       /* mutations committed over the store's life */
+    int32_t origin_nranks;    /* rank count the store was first written with; a
+                               * re-homing keeps it (meta field "origin_nranks";
+                               * stores written before it existed: nranks) */
     uint64_t commits;
     size_t map_size;          /* current LMDB map size */
     size_t map_used;          /* bytes of the map in use (last page * page size) */
@@ -211,6 +214,10 @@ CKPT_API const char *ckpt_store_path(const ckpt_store *st);
 /* Mutations staged and not yet committed. */
 CKPT_API size_t ckpt_store_pending(ckpt_store *st);
 
+/* Record the rank count the store was first written with (a re-homing
+ * carries it over from the old layout); committed with the next commit. */
+CKPT_API int ckpt_store_set_origin(ckpt_store *st, int32_t origin_nranks);
+
 /* Next id from the persisted sequence: (rank+1)*1e9 + seq. */
 CKPT_API int ckpt_store_next_id(ckpt_store *st, uint64_t *id);
 /* Make the sequence continue above id (after an import or a re-homing). */
@@ -248,6 +255,30 @@ CKPT_API int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, 
 CKPT_API int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
                                 size_t vlen);
 CKPT_API int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen);
+
+/* ---- the store root as a whole (root.c) ---- */
+/* Every writer holds ROOT/store.lock shared and ROOT/rank-<r>/writer.lock
+ * exclusive (holding its pid) while it has rank r open. An operation that
+ * removes or replaces store data takes ROOT/store.lock exclusive first:
+ * ckpt_root_lock() sets *fd to the held lock (-1 when root does not exist:
+ * nothing to protect), or fails with CKPT_E_BUSY naming the rank and the
+ * pid of a writer that has the store open. While it is held, no writer can
+ * open any rank of root, in this process either. */
+CKPT_API int ckpt_root_lock(int *fd, const char *root);
+CKPT_API void ckpt_root_unlock(int fd); /* -1: no-op */
+/* Entries of root that are not part of a store of nranks ranks: anything
+ * but rank-<N> directories with N < nranks (any N when nranks <= 0),
+ * store.lock and a re-homing's .rehome and .rehome-old. cb gets each
+ * entry's name and why it does not belong (return non-zero to stop).
+ * Returns how many were found, or a negative error. */
+typedef int (*ckpt_stray_cb)(const char *name, const char *why, void *payload);
+CKPT_API int ckpt_root_strays(const char *root, int nranks, ckpt_stray_cb cb, void *payload);
+/* 0, or CKPT_E_EXISTS with a message listing the stray entries and the
+ * command that removes them (for restarts and re-homing: nothing changed). */
+CKPT_API int ckpt_root_check(const char *root, int nranks);
+/* N of a directory name "rank-<N>" (N in canonical decimal, as the store
+ * names them); -1 for any other name. */
+CKPT_API int ckpt_rank_of_name(const char *name);
 
 /* ---- reads ---- */
 typedef struct ckpt_val {

@@ -14,6 +14,7 @@ int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_st
 {
     const char *magic = CKPT_FORMAT_MAGIC;
     uint8_t clean = m->clean ? 1 : 0;
+    int32_t origin = m->origin_nranks > 0 ? m->origin_nranks : m->nranks;
     const bulki_pair pairs[] = {
         {BULKI_V_STRN("magic", 5), BULKI_V_STRN(magic, strlen(magic))},
         {BULKI_V_STRN("format_version", 14), BULKI_V_ITEM(BULKI_T_UINT32, &m->format_version)},
@@ -26,6 +27,7 @@ int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_st
         {BULKI_V_STRN("last_commit_ms", 14), BULKI_V_ITEM(BULKI_T_INT64, &m->last_commit_ms)},
         {BULKI_V_STRN("mutations", 9), BULKI_V_ITEM(BULKI_T_UINT64, &m->mutations)},
         {BULKI_V_STRN("commits", 7), BULKI_V_ITEM(BULKI_T_UINT64, &m->commits)},
+        {BULKI_V_STRN("origin_nranks", 13), BULKI_V_ITEM(BULKI_T_INT32, &origin)},
     };
     const bulki_doc doc = {sizeof pairs / sizeof pairs[0], pairs};
     return bulki_encode_doc(len, buf, cap, &doc);
@@ -86,6 +88,14 @@ int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, siz
     if (get_i64(&map, "created_ms", &m->created_ms) != 0 ||
         get_i64(&map, "last_commit_ms", &m->last_commit_ms) != 0)
         return CKPT_E_RECORD;
+    /* added later in version 1: absent in older stores, which were never
+     * re-homed with it, so their origin is their rank count */
+    m->origin_nranks = m->nranks;
+    if (bulki_map_get(&e, &map, "origin_nranks") == 0) {
+        if (bulki_ent_i64(&i, &e) != 0 || i < 1 || i > INT32_MAX)
+            return CKPT_E_RECORD;
+        m->origin_nranks = (int32_t)i;
+    }
     return 0;
 }
 

@@ -588,6 +588,8 @@ static void release(ckpt_store *st)
         mdb_env_close(st->env);
     if (st->writer_fd >= 0)
         close(st->writer_fd); /* drops the flock */
+    if (st->root_fd >= 0)
+        close(st->root_fd);
     pthread_mutex_destroy(&st->mu);
     pthread_rwlock_destroy(&st->grow);
     pthread_cond_destroy(&st->bg_cv);
@@ -730,6 +732,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         return ckpt_seterr(NULL, CKPT_E_NOMEM, 0, "out of memory");
     st->opts = *o;
     st->writer_fd = -1;
+    st->root_fd = -1;
     pthread_mutex_init(&st->mu, NULL);
     pthread_rwlock_init(&st->grow, NULL);
     pthread_cond_init(&st->bg_cv, NULL);
@@ -770,20 +773,45 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     }
 
     if (!o->readonly) {
-        /* One writer per rank environment: a second process writing the
-         * same store would interleave its batches and meta with ours. */
+        /* ROOT/store.lock, shared: an operation that removes or replaces the
+         * store (re-homing, a store replaced by a new one) holds it
+         * exclusive (root.c). A root where it cannot be created (not
+         * writable) has no such operation either. */
         char lk[4200];
+        snprintf(lk, sizeof lk, "%s/store.lock", o->root);
+        st->root_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->root_fd >= 0 && flock(st->root_fd, LOCK_SH | LOCK_NB) != 0) {
+            int e = errno;
+            long pid = ckpt_lock_read_pid(lk);
+            char who[48] = "";
+            if (pid > 0)
+                snprintf(who, sizeof who, " (pid %ld)", pid);
+            int code = ckpt_seterr(NULL, e == EWOULDBLOCK ? CKPT_E_BUSY : ckpt_map_lmdb(e), e,
+                                   "%s: %s%s", o->root, e == EWOULDBLOCK ?
+                                   "the store is locked by another process that replaces or "
+                                   "re-homes it" : "cannot lock store.lock", who);
+            release(st);
+            return code;
+        }
+        /* One writer per rank environment: a second process writing the
+         * same store would interleave its batches and meta with ours. Its
+         * pid goes into the file, for the messages of those it keeps out. */
         snprintf(lk, sizeof lk, "%s/writer.lock", st->path);
         st->writer_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (st->writer_fd < 0 || flock(st->writer_fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
+            long pid = e == EWOULDBLOCK ? ckpt_lock_read_pid(lk) : 0;
+            char who[48] = "";
+            if (pid > 0)
+                snprintf(who, sizeof who, " (pid %ld)", pid);
             int code = ckpt_seterr(NULL, e == EWOULDBLOCK ? CKPT_E_BUSY : ckpt_map_lmdb(e), e,
-                                   "%s: %s", st->path, e == EWOULDBLOCK ?
+                                   "%s: %s%s", st->path, e == EWOULDBLOCK ?
                                    "the store is open for writing by another process" :
-                                   "cannot create writer.lock");
+                                   "cannot create writer.lock", who);
             release(st);
             return code;
         }
+        ckpt_lock_write_pid(st->writer_fd);
     }
 
     unsigned flags = MDB_NOTLS;
@@ -868,6 +896,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         st->meta.format_version = CKPT_FORMAT_VERSION;
         st->meta.rank = o->rank;
         st->meta.nranks = o->nranks;
+        st->meta.origin_nranks = o->nranks;
         st->meta.created_ms = (int64_t)ckpt_now_ms();
     } else if (!st->meta.clean) {
         st->meta.id_seq += CKPT_ID_CRASH_GAP;
@@ -1022,6 +1051,18 @@ int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
         *id = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE + st->meta.id_seq++;
     pthread_mutex_unlock(&st->mu);
     return rc;
+}
+
+int ckpt_store_set_origin(ckpt_store *st, int32_t origin_nranks)
+{
+    if (st == NULL || origin_nranks < 1)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return CKPT_E_READONLY;
+    pthread_mutex_lock(&st->mu);
+    st->meta.origin_nranks = origin_nranks;
+    pthread_mutex_unlock(&st->mu);
+    return 0;
 }
 
 int ckpt_store_reserve_id(ckpt_store *st, uint64_t id)

@@ -38,6 +38,7 @@ struct ckpt_store {
     char *path;             /* root/rank-<r> */
     MDB_env *env;
     int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */
+    int root_fd;            /* ROOT/store.lock, flock'ed shared while writing, else -1 */
     MDB_dbi dbi[CKPT_DB_COUNT];
     /* The tag index's layout: 1 (format 2) for a DUPSORT|DUPFIXED database
      * namekey -> owner ids, 0 for format 1's namekey . owner -> "" (a v1
@@ -86,6 +87,10 @@ __attribute__((format(printf, 4, 5)))
 #endif
 int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...);
 void ckpt_set_open_err(const char *msg);
+
+/* root.c */
+int ckpt_lock_write_pid(int fd);           /* 0 or errno */
+long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 
 /* keys.c */
 uint64_t ckpt_now_ms(void);

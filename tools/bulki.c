@@ -25,9 +25,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: " PROG " decode [--entity] FILE\n"
             "       " PROG " encode JSONFILE OUTFILE\n"
-            "       " PROG " -V | -h\n"
+            "       " PROG " -V | -h | --help      (COMMAND -h: this help too)\n"
             "decode prints the BULKI in FILE (or, with --entity, one top-level\n"
-            "entity) as JSON; encode writes the bytes of a JSON BULKI or entity.\n");
+            "entity) as JSON; encode writes the bytes of a JSON BULKI or entity.\n"
+            "Exit status: 0 ok, 1 error, 2 bad usage.\n");
 }
 
 /* Read a whole file; NULL and errno on failure. */
@@ -188,24 +189,54 @@ static int cmd_encode(const char *jpath, const char *out)
     return ok ? 0 : 1;
 }
 
+/* "bulki: MSG" or "bulki: MSG \"ARG\"", then the usage, on stderr: exit 2. */
+static int usage_err(const char *msg, const char *arg)
+{
+    if (arg != NULL)
+        fprintf(stderr, PROG ": %s \"%s\"\n", msg, arg);
+    else
+        fprintf(stderr, PROG ": %s\n", msg);
+    usage(stderr);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "-V") == 0) {
+    const char *ops[3];
+    int nops = 0, entity = 0, decode, only_operands = 0;
+    if (argc < 2)
+        return usage_err("a command is needed (decode or encode)", NULL);
+    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
         printf(PROG " %s (BULKI v0.1)\n", VERSION);
         return 0;
     }
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(stdout);
         return 0;
     }
-    if (argc >= 3 && strcmp(argv[1], "decode") == 0) {
-        if (argc == 3 && argv[2][0] != '-')
-            return cmd_decode(0, argv[2]);
-        if (argc == 4 && strcmp(argv[2], "--entity") == 0)
-            return cmd_decode(1, argv[3]);
+    if (strcmp(argv[1], "decode") != 0 && strcmp(argv[1], "encode") != 0)
+        return usage_err(argv[1][0] == '-' ? "unknown option" : "unknown command", argv[1]);
+    decode = strcmp(argv[1], "decode") == 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_operands && strcmp(a, "--") == 0) {
+            only_operands = 1;
+        } else if (!only_operands && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+            usage(stdout);
+            return 0;
+        } else if (!only_operands && decode && strcmp(a, "--entity") == 0) {
+            entity = 1;
+        } else if (!only_operands && a[0] == '-' && a[1] != 0) {
+            return usage_err(decode ? "decode: unknown option" : "encode: unknown option", a);
+        } else if (nops < 3) {
+            ops[nops++] = a;
+        }
     }
-    if (argc == 4 && strcmp(argv[1], "encode") == 0)
-        return cmd_encode(argv[2], argv[3]);
-    usage(stderr);
-    return 2;
+    if (decode && nops != 1)
+        return nops == 0 ? usage_err("decode: FILE missing", NULL)
+                         : usage_err("decode: unexpected argument", ops[1]);
+    if (!decode && nops != 2)
+        return nops < 2 ? usage_err("encode: JSONFILE and OUTFILE needed", NULL)
+                        : usage_err("encode: unexpected argument", ops[2]);
+    return decode ? cmd_decode(entity, ops[0]) : cmd_encode(ops[0], ops[1]);
 }

@@ -15,19 +15,23 @@
 # Each iteration draws, from the seeded generator: the kill moment (when the
 # stores reach 0..109% of the size a complete run gives them, after every
 # rank's store has been created), whether all ranks die at once or one rank
-# dies and MPI takes the others down, the sync mode and the commit policy. The seed and every iteration's draw are printed, so a failure
-# can be replayed with --seed S --iterations N.
+# dies and MPI takes the others down, the sync mode and the commit policy.
+# The seed and every iteration's draw are printed; the same --seed gives
+# the same draws (--draws-only prints them without running anything, which
+# ctest uses to check exactly that). The kill moment is a target size of the
+# stores, so a replay kills at the same progress, not at the same byte.
 #
 # usage: test_crash_loop.sh WORKLOAD INSPECT MPIEXEC NUMPROC_FLAG
 #            [--iterations N (10)] [--seed S (8)] [--np P (2)]
-#            [--objects N (10000)] [--tags-per-object M (4)]
+#            [--objects N (10000)] [--tags-per-object M (4)] [--draws-only]
 # By hand, the long run: test_crash_loop.sh ... --iterations 100
 set -uo pipefail
 wl=$1 insp=$2 mpiexec=$3 npflag=$4
 shift 4
-iterations=10 seed=8 np=2 objects=10000 tags=4
+iterations=10 seed=8 np=2 objects=10000 tags=4 draws_only=0
 while [ $# -gt 0 ]; do
     case $1 in
+    --draws-only) draws_only=1; shift ;;
     --iterations) iterations=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --np) np=$2; shift 2 ;;
@@ -39,14 +43,8 @@ done
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-crash-loop-XXXXXX")
 writer=""
-# descendants of a pid (the ranks under mpiexec's proxy)
-descendants() {
-    local c
-    for c in $(pgrep -P "$1" 2>/dev/null); do
-        echo "$c"
-        descendants "$c"
-    done
-}
+# shellcheck source=procs.sh
+. "$(dirname "$0")/procs.sh"
 cleanup() {
     if [ -n "$writer" ] && kill -0 "$writer" 2>/dev/null; then
         # shellcheck disable=SC2046
@@ -124,6 +122,9 @@ stores_created() {
 }
 
 # --- calibration: one complete run: how big the stores get, how long ---
+if [ "$draws_only" = 1 ]; then
+    cal_bytes=0
+else
 t0=$(now_ms)
 run write --store "$dir/cal" "${W[@]}" >"$dir/cal.out" 2>&1 || fail "calibration write failed"
 t1=$(now_ms)
@@ -136,6 +137,7 @@ rm -rf "$dir/cal"
 cap=$(( (t1 - t0) * 2 + 500 ))
 echo "crash loop: seed $seed, $iterations iterations, $np ranks, ${objects} objects x $tags tags;" \
      "a complete write: $cal_bytes bytes of stores in $((t1 - t0)) ms"
+fi
 
 RANDOM=$seed
 killed=0 finished=0 onerank=0 total_prefix=0 dangling=0
@@ -151,11 +153,17 @@ for it in $(seq 1 "$iterations"); do
     # (progress, not wall time: insensitive to the machine's load); beyond
     # 100% the writer usually finishes first
     pct=$((RANDOM % 110))
-    how=$([ $((RANDOM % 4)) = 0 ] && echo one-rank || echo all-ranks)
+    # every draw in this shell: bash reseeds RANDOM in a subshell ($(...)),
+    # which would neither replay nor advance the seeded sequence
+    if [ $((RANDOM % 4)) = 0 ]; then how=one-rank; else how=all-ranks; fi
     pick=$((RANDOM % np))
     P=(--sync "$sync" --commit-every "$every" --commit-ms "$ms")
     printf 'iteration %d: --sync %s --commit-every %s --commit-ms %s, kill %s at %d%%' \
         "$it" "$sync" "$every" "$ms" "$how" "$pct"
+    if [ "$draws_only" = 1 ]; then
+        echo " (rank pick $pick)"
+        continue
+    fi
 
     "$mpiexec" "$npflag" "$np" "$wl" write --store "$store" "${W[@]}" "${P[@]}" \
         >"$dir/write.out" 2>&1 &
@@ -230,6 +238,7 @@ for it in $(seq 1 "$iterations"); do
     rm -rf "$store"
 done
 
+[ "$draws_only" = 1 ] && exit 0
 echo "crash loop: $iterations iterations: $killed killed mid-write ($onerank by one rank)," \
      "$finished finished first; $total_prefix committed mutations survived, all prefixes exact;" \
      "$dangling cross-rank memberships were ahead of their objects' commits"

@@ -15,6 +15,7 @@
  * bad usage.
  */
 #include <inttypes.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,7 +192,7 @@ static void report(const char *what, double *rate, size_t runs, size_t bytes)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " PROG " [-n RECORDS] [-r RUNS]\n"
+    fprintf(f, "usage: " PROG " [-n RECORDS] [-r RUNS] | -h | --help\n"
                "encode and decode RECORDS typical PDC object records (default 1000000),\n"
                "RUNS times (default 5); print median and min/max records/s.\n");
 }
@@ -213,7 +214,8 @@ int main(int argc, char **argv)
 {
     size_t n = 1000000, runs = 5;
     int opt;
-    while ((opt = getopt(argc, argv, "n:r:h")) != -1) {
+    static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    while ((opt = getopt_long(argc, argv, "n:r:h", lo, NULL)) != -1) {
         switch (opt) {
         case 'n':
             if (parse_count(optarg, &n) != 0) {
@@ -236,6 +238,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc) {
+        fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }

@@ -62,6 +62,15 @@ def die(msg, code=1):
     sys.exit(code)
 
 
+def write_text(path, text, option):
+    """Write an output file; a path that cannot be written is the user's error, not a crash."""
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        die("%s %s: %s" % (option, path, e.strerror or e))
+
+
 def int_list(s):
     try:
         v = [int(x) for x in s.split(",") if x.strip() != ""]
@@ -659,17 +668,26 @@ def plot(a, results, path, workdir, title):
 
 def report(a):
     """--report: the tables and the plot of an earlier run, from its JSON."""
-    with open(a.report) as f:
-        doc = json.load(f)
-    res = doc["results"]
-    a.preset, a.about = doc.get("preset"), doc.get("about") or ""
-    a.repeat, a.cold = doc.get("repeat", 0), doc.get("cold", False)
-    a.ranks = sorted({r["ranks"] for r in res})
-    a.methods = [m for m in METHODS if any(r["method"] == m for r in res)]
-    md = markdown(a, res, doc.get("machine", {}), doc.get("command", ""), doc.get("date", "")[:10])
+    try:
+        with open(a.report) as f:
+            doc = json.load(f)
+    except OSError as e:
+        die("--report %s: %s" % (a.report, e.strerror or e))
+    except (ValueError, UnicodeDecodeError) as e:
+        die("--report %s: not JSON (%s)" % (a.report, e))
+    try:
+        res = doc["results"]
+        a.preset, a.about = doc.get("preset"), doc.get("about") or ""
+        a.repeat, a.cold = doc.get("repeat", 0), doc.get("cold", False)
+        a.ranks = sorted({r["ranks"] for r in res})
+        a.methods = [m for m in METHODS if any(r["method"] == m for r in res)]
+        md = markdown(a, res, doc.get("machine", {}), doc.get("command", ""),
+                      doc.get("date", "")[:10])
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+        die("--report %s: not a report written by ckpt-bench --json (%s: %s)"
+            % (a.report, type(e).__name__, e))
     if a.md:
-        with open(a.md, "w") as f:
-            f.write(md + "\n")
+        write_text(a.md, md + "\n", "--md")
     if a.plot:
         if shutil.which("gnuplot") is None:
             die("--plot needs gnuplot, which is not installed (Debian: apt-get install gnuplot-nox)")
@@ -692,8 +710,11 @@ def main(argv):
     if a.plot and shutil.which("gnuplot") is None:
         die("--plot needs gnuplot, which is not installed (Debian: apt-get install gnuplot-nox)")
     base = a.dir or os.environ.get("PDC_TMPDIR") or tempfile.gettempdir()
-    os.makedirs(base, exist_ok=True)
-    workdir = tempfile.mkdtemp(prefix="ckpt-bench.", dir=base)
+    try:
+        os.makedirs(base, exist_ok=True)
+        workdir = tempfile.mkdtemp(prefix="ckpt-bench.", dir=base)
+    except OSError as e:
+        die("%s %s: %s" % ("--dir" if a.dir else "store directory", base, e.strerror or e))
     cmdline = "ckpt-bench " + " ".join(map(shlex.quote, argv))
     try:
         info = machine_info(workdir)
@@ -724,12 +745,9 @@ def main(argv):
                "results": results}
         md = markdown(a, results, info, cmdline)
         if a.json:
-            with open(a.json, "w") as f:
-                json.dump(doc, f, indent=1)
-                f.write("\n")
+            write_text(a.json, json.dumps(doc, indent=1) + "\n", "--json")
         if a.md:
-            with open(a.md, "w") as f:
-                f.write(md + "\n")
+            write_text(a.md, md + "\n", "--md")
         if a.plot:
             plot(a, results, a.plot, workdir, "ckpt-bench" + (" --preset " + a.preset if a.preset
                                                               else "") + ": " + (a.about or "custom run"))
@@ -743,4 +761,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        die("interrupted", 130)

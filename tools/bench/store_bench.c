@@ -5,11 +5,16 @@
  *
  *   store-bench [-n TAGS] [-r REPEATS] [-d DIR]
  *
+ * The environments go into a new directory of their own, store-bench.XXXXXX
+ * inside DIR (default /tmp), removed at the end: nothing already in DIR is
+ * touched.
+ *
  * Every phase runs -r times (default 5) in this one process, in turn, each
  * on a fresh environment; it prints the median and min..max of each, and
  * ratios against the raw baseline of the same run.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckpt_fs.h"
 #include "ckpt_hooks.h"
 
 #define BATCH 1000u
@@ -39,6 +45,14 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A failure is the machine's (disk full, no memory), never bad input:
+ * say where and stop. */
+static void die(const char *where, const char *what, int rc)
+{
+    fprintf(stderr, "store-bench: %s: %s failed: %s\n", where, what, mdb_strerror(rc));
+    exit(1);
 }
 
 static void rm_env(const char *dir)
@@ -74,7 +88,7 @@ static struct rec *make_stream(long n)
         ckpt_key_u64(r[i].key, r[i].owner);
         r[i].klen = 8 + ckpt_key_name(r[i].key + 8, r[i].name, strlen(r[i].name));
         if (ckpt_rec_kvtag_encode(r[i].val, sizeof r[i].val, &r[i].vlen, &t) != 0)
-            abort();
+            die("the stream", "encoding a kvtag record", EINVAL);
     }
     return r;
 }
@@ -85,11 +99,13 @@ static double run_raw(const char *dir, const struct rec *r, long n, unsigned fla
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi, idx = 0;
+    int rc;
     rm_env(dir);
-    mkdir(dir, 0700);
-    if (mdb_env_create(&env) || mdb_env_set_maxdbs(env, 4) ||
-        mdb_env_set_mapsize(env, (size_t)8 << 30) || mdb_env_open(env, dir, flags, 0600))
-        abort();
+    if (mkdir(dir, 0700) != 0)
+        die(dir, "mkdir", errno);
+    if ((rc = mdb_env_create(&env)) || (rc = mdb_env_set_maxdbs(env, 4)) ||
+        (rc = mdb_env_set_mapsize(env, (size_t)8 << 30)) || (rc = mdb_env_open(env, dir, flags, 0600)))
+        die(dir, "opening the LMDB environment", rc);
     mdb_txn_begin(env, NULL, 0, &txn);
     mdb_dbi_open(txn, "kvtag", MDB_CREATE, &dbi);
     if (with_index)
@@ -99,15 +115,15 @@ static double run_raw(const char *dir, const struct rec *r, long n, unsigned fla
     mdb_txn_begin(env, NULL, 0, &txn);
     for (long i = 0; i < n; i++) {
         MDB_val k = {r[i].klen, (void *)r[i].key}, v = {r[i].vlen, (void *)r[i].val};
-        if (mdb_put(txn, dbi, &k, &v, 0))
-            abort();
+        if ((rc = mdb_put(txn, dbi, &k, &v, 0)) != 0)
+            die(dir, "mdb_put", rc);
         if (with_index) {
             uint8_t ik[32];
             memcpy(ik, r[i].key + 8, r[i].klen - 8);
             memcpy(ik + r[i].klen - 8, r[i].key, 8);
             MDB_val k2 = {r[i].klen, ik}, v2 = {0, ""};
-            if (mdb_put(txn, idx, &k2, &v2, 0))
-                abort();
+            if ((rc = mdb_put(txn, idx, &k2, &v2, 0)) != 0)
+                die(dir, "mdb_put", rc);
         }
         if ((i + 1) % BATCH == 0) {
             mdb_txn_commit(txn);
@@ -169,37 +185,82 @@ static void report(const char *what, double *v, int reps, long n, double base)
     printf("\n");
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: store-bench [-n TAGS] [-r REPEATS] [-d DIR] | -V | -h | --help\n"
+               "store puts and close time on a stream of TAGS kvtags (default 1000000)\n"
+               "against raw mdb_put, REPEATS rounds (default 5, at most 100); the\n"
+               "environments go into a new store-bench.XXXXXX in DIR (default /tmp),\n"
+               "removed at the end. Exit status: 0 ok, 1 error, 2 bad usage.\n");
+}
+
+static int parse_pos(const char *s, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v <= 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    long n = 1000000;
-    int reps = 5, c;
-    const char *dir = NULL;
-    char tmpl[] = "/tmp/store-bench.XXXXXX";
-    while ((c = getopt(argc, argv, "n:r:d:V")) != -1) {
+    static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    long n = 1000000, nreps = 5;
+    int c;
+    const char *parent = "/tmp";
+    char tmpl[4200];
+    const char *dir;
+    struct stat sb;
+    while ((c = getopt_long(argc, argv, "n:r:d:Vh", lo, NULL)) != -1) {
         switch (c) {
         case 'n':
-            n = atol(optarg);
+            if (parse_pos(optarg, 1L << 40, &n) != 0) {
+                fprintf(stderr, "store-bench: -n needs a positive integer, not \"%s\"\n", optarg);
+                return 2;
+            }
             break;
         case 'r':
-            reps = atoi(optarg);
+            if (parse_pos(optarg, 100, &nreps) != 0) {
+                fprintf(stderr, "store-bench: -r needs an integer from 1 to 100, not \"%s\"\n",
+                        optarg);
+                return 2;
+            }
             break;
         case 'd':
-            dir = optarg;
+            parent = optarg;
             break;
         case 'V':
             printf("store-bench 0.1.0\n");
             return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
-            fprintf(stderr, "usage: store-bench [-n TAGS] [-r REPEATS] [-d DIR]\n");
+            usage(stderr);
             return 2;
         }
     }
-    if (n <= 0 || reps <= 0 || reps > 100) {
-        fprintf(stderr, "store-bench: -n and -r must be positive (-r at most 100)\n");
+    int reps = (int)nreps;
+    if (optind != argc) {
+        fprintf(stderr, "store-bench: unexpected argument \"%s\"\n", argv[optind]);
+        usage(stderr);
         return 2;
     }
-    if (dir == NULL && (dir = mkdtemp(tmpl)) == NULL) {
-        fprintf(stderr, "store-bench: mkdtemp: %s\n", strerror(errno));
+    if (stat(parent, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "store-bench: -d %s: %s\n", parent,
+                stat(parent, &sb) != 0 ? strerror(errno) : "not a directory");
+        return 1;
+    }
+    if (snprintf(tmpl, sizeof tmpl, "%s/store-bench.XXXXXX", parent) >= (int)sizeof tmpl) {
+        fprintf(stderr, "store-bench: -d %s: path too long\n", parent);
+        return 1;
+    }
+    if ((dir = mkdtemp(tmpl)) == NULL) {
+        fprintf(stderr, "store-bench: -d %s: cannot create a directory there: %s\n", parent,
+                strerror(errno));
         return 1;
     }
     struct rec *r = make_stream(n);
@@ -248,8 +309,7 @@ int main(int argc, char **argv)
     snprintf(d0, sizeof d0, "%s/rank-0", root);
     rm_env(d0);
     rmdir(root);
-    if (strcmp(dir, tmpl) == 0)
-        rmdir(dir);
+    ckpt_fs_rmtree(dir);
     free(r);
     return 0;
 }

@@ -22,14 +22,19 @@
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
+void verrp(const char *path, const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": %s: ", path);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void errp(const char *path, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, PROG ": %s: ", path);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verrp(path, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 const char *store_msg(int rc)
@@ -97,23 +102,6 @@ int parse_i32(const char *s, int32_t *out)
 /* The root and its ranks                                              */
 /* ------------------------------------------------------------------ */
 
-/* "rank-<N>" with N in canonical decimal (as the store names it). */
-static int rank_of_name(const char *name)
-{
-    const char *p = name + 5;
-    long v = 0;
-    if (strncmp(name, "rank-", 5) != 0 || *p == 0 || (*p == '0' && p[1] != 0))
-        return -1;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
-        v = v * 10 + (*p - '0');
-        if (v > INT_MAX)
-            return -1;
-    }
-    return (int)v;
-}
-
 static int cmp_rank(const void *a, const void *b)
 {
     const struct rank_ent *x = a, *y = b;
@@ -132,7 +120,7 @@ int root_scan(struct inspect_root *r, const char *path, int allow_empty)
         return -1;
     }
     while ((de = readdir(d)) != NULL) {
-        int rank = rank_of_name(de->d_name);
+        int rank = ckpt_rank_of_name(de->d_name);
         char p[PATH_MAX];
         struct stat sb;
         if (rank < 0)
@@ -278,6 +266,38 @@ int root_rehome_state(const char *path)
         return 0;
     snprintf(p, sizeof p, "%s/.rehome/COMPLETE", path);
     return stat(p, &sb) == 0 ? 2 : 1;
+}
+
+struct stray_out {
+    json_object *arr;
+    const char *root;
+};
+
+static int stray_one(const char *name, const char *why, void *payload)
+{
+    struct stray_out *o = payload;
+    if (o->arr != NULL) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "name", json_object_new_string(name));
+        json_object_object_add(e, "why", json_object_new_string(why));
+        json_object_array_add(o->arr, e);
+    } else {
+        printf("stray: %s/%s: %s\n", o->root, name, why);
+    }
+    return 0;
+}
+
+int root_strays(const struct inspect_root *r, int nranks, json_object *jr)
+{
+    struct stray_out o = {jr ? json_object_new_array() : NULL, r->path};
+    int n = ckpt_root_strays(r->path, nranks, stray_one, &o);
+    if (jr != NULL)
+        json_object_object_add(jr, "stray", o.arr);
+    else if (n > 0)
+        printf("note: %d entr%s of %s belong%s to no rank of this store; a restart or re-homing "
+               "refuses to run until %s removed\n", n, n == 1 ? "y" : "ies", r->path,
+               n == 1 ? "s" : "", n == 1 ? "it is" : "they are");
+    return n < 0 ? 0 : n;
 }
 
 void root_close(struct inspect_root *r)

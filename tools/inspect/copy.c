@@ -44,6 +44,42 @@ static int holds_store(const char *dir, char *what, size_t n)
 }
 
 
+/* path with symlinks and "..", resolved as far as it exists (the rest
+ * appended as given): where a copy to it would really go. */
+static int resolve(const char *path, char *out, size_t n)
+{
+    char buf[PATH_MAX], parent[PATH_MAX];
+    if (realpath(path, out) != NULL)
+        return 0;
+    if (errno != ENOENT || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    size_t len = strlen(buf);
+    while (len > 1 && buf[len - 1] == '/')
+        buf[--len] = 0;
+    char *slash = strrchr(buf, '/');
+    const char *last = slash ? slash + 1 : buf;
+    if (slash == buf)
+        snprintf(parent, sizeof parent, "/");
+    else if (slash)
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - buf), buf);
+    else
+        snprintf(parent, sizeof parent, ".");
+    if (resolve(parent, out, n) != 0)
+        return -1;
+    size_t ol = strlen(out);
+    return snprintf(out + ol, n - ol, "%s%s", ol > 0 && out[ol - 1] == '/' ? "" : "/", last) >=
+                   (int)(n - ol) ? -1 : 0;
+}
+
+/* 1 if path a is b or inside b. */
+static int within(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (n == 1 && b[0] == '/')
+        return 1;
+    return strncmp(a, b, n) == 0 && (a[n] == 0 || a[n] == '/');
+}
+
 /* Copy the environment in src into the (existing, empty) directory dst. */
 static int copy_env(const char *src, const char *dst, int compact, char *what, size_t wn)
 {
@@ -107,7 +143,7 @@ static void remove_copy(const char *dst)
 
 int cmd_copy(int argc, char **argv)
 {
-    static const struct option lo[] = {{"compact", no_argument, 0, 'c'}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"compact", no_argument, 0, 'c'}, HELP_OPT, {0, 0, 0, 0}};
     struct inspect_root root;
     const char *dest;
     char what[PATH_MAX + 16];
@@ -115,18 +151,40 @@ int cmd_copy(int argc, char **argv)
     int compact = 0, c, created_dest = 0, rc;
     size_t done = 0;
 
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h')
+            return cmd_help();
         if (c != 'c') {
             usage(stderr);
             return EXIT_USAGE;
         }
         compact = 1;
     }
-    if (argc - optind != 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if ((c = check_operands(argc, argv, 2, 0, "ROOT DEST")) != EXIT_OK)
+        return c;
     dest = argv[optind + 1];
+    {
+        /* a copy inside its source plants ranks in the store it copies (and
+         * a source inside the destination is about to be copied into) */
+        char rs[PATH_MAX], rd[PATH_MAX];
+        if (resolve(argv[optind], rs, sizeof rs) != 0) {
+            errp(argv[optind], "%s", strerror(errno ? errno : ENAMETOOLONG));
+            return EXIT_FAIL;
+        }
+        if (resolve(dest, rd, sizeof rd) != 0) {
+            errp(dest, "cannot resolve the path: %s", strerror(errno ? errno : ENAMETOOLONG));
+            return EXIT_FAIL;
+        }
+        if (within(rd, rs) || within(rs, rd)) {
+            if (within(rd, rs))
+                errp(dest, "inside the store it would copy (%s is in %s); copy to a directory "
+                     "outside the store; nothing was copied", rd, rs);
+            else
+                errp(dest, "holds the store it would copy (%s is in %s); copy to a directory "
+                     "outside the store; nothing was copied", rs, rd);
+            return EXIT_FAIL;
+        }
+    }
     if (root_scan(&root, argv[optind], 0) != 0)
         return EXIT_FAIL;
     if (root_rehome_state(root.path) != 0) {

@@ -209,7 +209,7 @@ int cmd_dump(int argc, char **argv)
                                        {"db", required_argument, 0, 'd'},
                                        {"prefix", required_argument, 0, 'p'},
                                        {"raw", no_argument, 0, 'R'},
-                                       {0, 0, 0, 0}};
+                                       HELP_OPT, {0, 0, 0, 0}};
     struct inspect_root root;
     const char *prefix = NULL;
     uint8_t pkey[CKPT_NAMEKEY_MAX + 64];
@@ -218,8 +218,10 @@ int cmd_dump(int argc, char **argv)
     int want_db = -1, raw = 0, status = EXIT_OK, c;
     uint64_t bad = 0;
 
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
+        case 'h':
+            return cmd_help();
         case 'r':
             if (parse_i32(optarg, &want_rank) != 0 || want_rank < 0) {
                 fprintf(stderr, PROG ": --rank: not a rank: \"%s\"\n", optarg);
@@ -244,10 +246,8 @@ int cmd_dump(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (argc - optind != 1) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if ((c = check_operands(argc, argv, 1, 0, "ROOT")) != EXIT_OK)
+        return c;
     if (prefix != NULL) {
         int r;
         if (want_db < 0) {

@@ -283,15 +283,17 @@ int cmd_get(int argc, char **argv)
     static const struct option lo[] = {{"id", required_argument, 0, 'i'},
                                        {"name", required_argument, 0, 'n'},
                                        {"time-step", required_argument, 0, 't'},
-                                       {0, 0, 0, 0}};
+                                       HELP_OPT, {0, 0, 0, 0}};
     struct inspect_root root;
     struct get_job j;
     int have_ts = 0, c, first = -1, nranks;
 
     memset(&j, 0, sizeof j);
     j.status = EXIT_FAIL;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
+        case 'h':
+            return cmd_help();
         case 'i':
             if (parse_u64(optarg, &j.id) != 0) {
                 fprintf(stderr, PROG ": --id: not an id: \"%s\"\n", optarg);
@@ -314,10 +316,13 @@ int cmd_get(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (argc - optind != 1 || j.have_id == (j.name != NULL) || (have_ts && j.name == NULL)) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if ((c = check_operands(argc, argv, 1, 0, "ROOT")) != EXIT_OK)
+        return c;
+    if (j.have_id == (j.name != NULL))
+        return usage_err("get", j.have_id ? "--id and --name exclude each other"
+                                          : "--id ID or --name NAME missing");
+    if (have_ts && j.name == NULL)
+        return usage_err("get", "--time-step goes with --name");
     if (j.name != NULL && strlen(j.name) > CKPT_NAME_MAX) {
         fprintf(stderr, PROG ": --name: longer than %u bytes\n", CKPT_NAME_MAX);
         return EXIT_USAGE;
@@ -527,13 +532,15 @@ int cmd_find(int argc, char **argv)
 {
     static const struct option lo[] = {{"tag", required_argument, 0, 't'},
                                        {"value", required_argument, 0, 'v'},
-                                       {0, 0, 0, 0}};
+                                       HELP_OPT, {0, 0, 0, 0}};
     struct inspect_root root;
     const char *tag = NULL, *value = NULL;
     int c, status = EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
+        case 'h':
+            return cmd_help();
         case 't':
             tag = optarg;
             break;
@@ -545,10 +552,10 @@ int cmd_find(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (argc - optind != 1 || tag == NULL) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if ((c = check_operands(argc, argv, 1, 0, "ROOT")) != EXIT_OK)
+        return c;
+    if (tag == NULL)
+        return usage_err("find", "--tag NAME missing");
     if (strlen(tag) > CKPT_NAME_MAX) {
         fprintf(stderr, PROG ": --tag: longer than %u bytes\n", CKPT_NAME_MAX);
         return EXIT_USAGE;

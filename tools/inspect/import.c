@@ -18,12 +18,15 @@
 int cmd_import_legacy(int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"store", required_argument, 0, 's'}, {"nranks", required_argument, 0, 'n'}, {0, 0, 0, 0}};
+        {"store", required_argument, 0, 's'}, {"nranks", required_argument, 0, 'n'}, HELP_OPT,
+        {0, 0, 0, 0}};
     const char *root = NULL;
     int64_t nranks = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        if (c == 's') {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h') {
+            return cmd_help();
+        } else if (c == 's') {
             root = optarg;
         } else if (c == 'n') {
             if (parse_i64(optarg, &nranks) != 0 || nranks < 1 || nranks > 1048576) {
@@ -35,10 +38,10 @@ int cmd_import_legacy(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (root == NULL || optind >= argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (root == NULL)
+        return usage_err("import-legacy", "--store ROOT missing");
+    if ((c = check_operands(argc, argv, 1, 1, "FILE...")) != EXIT_OK)
+        return c;
     size_t nfiles = (size_t)(argc - optind);
     if (nranks == 0)
         nranks = (int64_t)nfiles;

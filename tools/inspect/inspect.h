@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -69,6 +70,12 @@ void rank_fault(struct inspect_root *r, struct rank_ent *e, int sig);
 /* The process's exit status. After a fault, memory held by the
  * interrupted library calls cannot be released: flush and _exit(). */
 int inspect_exit(int status);
+/* Entries of ROOT that belong to no rank of a store of nranks ranks
+ * (ckpt_root_strays; nranks <= 0: unknown, rank numbers not judged):
+ * "stray": [{"name", "why"}] added to jr when it is not NULL, else one
+ * line each on stdout ("stray: NAME: why") and what to remove. Returns
+ * how many. */
+int root_strays(const struct inspect_root *r, int nranks, json_object *jr);
 /* Close every open rank, in reverse order. */
 void root_close(struct inspect_root *r);
 
@@ -81,6 +88,7 @@ void root_close(struct inspect_root *r);
 #endif
 /* "ckpt-inspect: PATH: message" on stderr. */
 void errp(const char *path, const char *fmt, ...) INSPECT_PRINTF(2, 3);
+void verrp(const char *path, const char *fmt, va_list ap);
 /* The store's message of the last failed call (ckpt_store_errmsg), as
  * "ckpt-inspect: PATH: message"; path is left out when the message already
  * starts with it. */
@@ -171,5 +179,17 @@ int cmd_copy(int argc, char **argv);
 int cmd_import_legacy(int argc, char **argv);
 
 void usage(FILE *f);
+/* Every subcommand takes -h/--help: the usage on stdout, exit 0. */
+#define HELP_OPT {"help", no_argument, 0, 'h'}
+int cmd_help(void);
+/* Bad usage: "ckpt-inspect: CMD: message", then the usage, on stderr;
+ * returns EXIT_USAGE. */
+int usage_err(const char *cmd, const char *fmt, ...) INSPECT_PRINTF(2, 3);
+/* Operands after the options must be `want` (at least `want` when
+ * at_least): EXIT_OK, or usage_err naming what is missing or extra. */
+int check_operands(int argc, char **argv, int want, int at_least, const char *what);
+/* The arguments of `stat` and `verify`: ROOT [--json] [-h]. -1 to go on
+ * (*as_json set), else the exit status (help given, or bad usage). */
+int parse_root_json(int argc, char **argv, int *as_json);
 
 #endif

@@ -11,6 +11,7 @@
  * found; 2 bad usage. Errors: "ckpt-inspect: PATH: message" on stderr.
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,10 +24,10 @@ void usage(FILE *f)
             "       " PROG " dump ROOT [--rank R] [--db NAME] [--prefix KEY] [--raw]\n"
             "       " PROG " get ROOT (--id ID | --name NAME [--time-step T])\n"
             "       " PROG " find ROOT --tag NAME [--value V]\n"
-            "       " PROG " verify ROOT\n"
+            "       " PROG " verify ROOT [--json]\n"
             "       " PROG " copy ROOT DEST [--compact]\n"
             "       " PROG " import-legacy --store ROOT [--nranks N] FILE...\n"
-            "       " PROG " -V | -h\n"
+            "       " PROG " -V | -h | --help      (COMMAND -h: this help too)\n"
             "ROOT is a pdc-ckpt store root (ROOT/rank-<N>/ per server rank); it is only\n"
             "read, also while a server writes it (import-legacy creates a new one from\n"
             "PDC's metadata_checkpoint.<rank> files). Exit status: 0 ok, 1 error, not found\n"
@@ -34,6 +35,51 @@ void usage(FILE *f)
     for (int db = 0; db < CKPT_DB_COUNT; db++)
         fprintf(f, " %s", ckpt_db_name(db));
     fputc('\n', f);
+}
+
+int cmd_help(void)
+{
+    usage(stdout);
+    return finish_stdout();
+}
+
+int usage_err(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verrp(cmd, fmt, ap);
+    va_end(ap);
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+int parse_root_json(int argc, char **argv, int *as_json)
+{
+    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, HELP_OPT, {0, 0, 0, 0}};
+    int c;
+    *as_json = 0;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h')
+            return cmd_help();
+        if (c != 'j') {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        *as_json = 1;
+    }
+    c = check_operands(argc, argv, 1, 0, "ROOT");
+    return c == EXIT_OK ? -1 : c;
+}
+
+int check_operands(int argc, char **argv, int want, int at_least, const char *what)
+{
+    int have = argc - optind;
+    const char *cmd = strchr(argv[0], ' ') ? strchr(argv[0], ' ') + 1 : argv[0];
+    if (have < want)
+        return usage_err(cmd, "%s missing", what);
+    if (have > want && !at_least)
+        return usage_err(cmd, "unexpected argument \"%s\" (give %s)", argv[optind + want], what);
+    return EXIT_OK;
 }
 
 static const struct {
@@ -72,6 +118,11 @@ int main(int argc, char **argv)
         if (strcmp(argv[optind], cmds[i].name) == 0) {
             int sub_argc = argc - optind;
             char **sub_argv = argv + optind;
+            /* getopt's messages (an unknown option, a missing value) then
+             * start with "ckpt-inspect CMD:" */
+            static char self[64];
+            snprintf(self, sizeof self, PROG " %s", cmds[i].name);
+            sub_argv[0] = self;
             optind = 0; /* glibc: restart getopt for the subcommand */
             return inspect_exit(cmds[i].fn(sub_argc, sub_argv));
         }

@@ -83,25 +83,15 @@ static void stat_one(void *p)
 
 int cmd_stat(int argc, char **argv)
 {
-    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
     struct inspect_root root;
     struct dbstat total[CKPT_DB_COUNT];
     uint64_t map_size = 0, map_used = 0;
     size_t nok = 0;
-    int as_json = 0, status = EXIT_OK, c;
+    int as_json = 0, status = EXIT_OK, c, nranks = -1;
     json_object *jr = NULL, *jranks = NULL;
 
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        if (c != 'j') {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-        as_json = 1;
-    }
-    if (argc - optind != 1) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if ((c = parse_root_json(argc, argv, &as_json)) >= 0)
+        return c;
     if (root_scan(&root, argv[optind], 0) != 0)
         return EXIT_FAIL;
     memset(total, 0, sizeof total);
@@ -126,6 +116,11 @@ int cmd_stat(int argc, char **argv)
         }
         const struct ckpt_store_info info = job.info;
         const struct dbstat *s = job.s;
+        /* the store's rank count: the meta of its first readable rank
+         * (ranks come in order: rank 0 when it reads) */
+        if (job.rc == 0 && nranks < 0)
+            nranks = info.nranks;
+        int stray = nranks > 0 && e->rank >= nranks;
         if (job.rc != 0) {
             status = EXIT_FAIL;
             if (jranks) {
@@ -137,13 +132,15 @@ int cmd_stat(int argc, char **argv)
             }
             continue;
         }
-        nok++;
-        for (int db = 0; db < CKPT_DB_COUNT; db++) {
+        for (int db = 0; !stray && db < CKPT_DB_COUNT; db++) {
             total[db].entries += s[db].entries;
             total[db].bytes += s[db].bytes;
         }
-        map_size += info.map_size;
-        map_used += info.map_used;
+        if (!stray) { /* a stray rank is shown, not counted */
+            nok++;
+            map_size += info.map_size;
+            map_used += info.map_used;
+        }
         iso8601_ms(created, sizeof created, info.created_ms);
         iso8601_ms(last, sizeof last, info.last_commit_ms);
         if (jranks) {
@@ -152,6 +149,9 @@ int cmd_stat(int argc, char **argv)
             json_object_object_add(o, "format_version", jnum_u64(info.format_version));
             json_object_object_add(o, "rank", jnum_i64(info.rank));
             json_object_object_add(o, "nranks", jnum_i64(info.nranks));
+            json_object_object_add(o, "origin_nranks", jnum_i64(info.origin_nranks));
+            if (stray)
+                json_object_object_add(o, "stray", json_object_new_boolean(1));
             json_object_object_add(o, "generation", jnum_u64(info.generation));
             json_object_object_add(o, "clean", json_object_new_boolean(info.clean));
             json_object_object_add(o, "created", json_object_new_string(created));
@@ -167,10 +167,14 @@ int cmd_stat(int argc, char **argv)
         } else {
             human(hs, sizeof hs, info.map_size);
             human(hu, sizeof hu, info.map_used);
-            printf("%s: format %u, rank %d of %d, generation %llu, %s, last commit %s\n", dir,
-                   info.format_version, (int)info.rank, (int)info.nranks,
+            char origin[48] = "";
+            if (info.origin_nranks != info.nranks)
+                snprintf(origin, sizeof origin, " (written on %d)", (int)info.origin_nranks);
+            printf("%s: format %u, rank %d of %d%s, generation %llu, %s, last commit %s%s\n", dir,
+                   info.format_version, (int)info.rank, (int)info.nranks, origin,
                    (unsigned long long)info.generation,
-                   info.clean ? "closed cleanly" : "open or not closed cleanly", last);
+                   info.clean ? "closed cleanly" : "open or not closed cleanly", last,
+                   stray ? "\n  stray: beyond the store's ranks, not counted in the total" : "");
             printf("  map %s, %s used; %llu mutations in %llu commits; next id seq %llu\n", hs, hu,
                    (unsigned long long)info.mutations, (unsigned long long)info.commits,
                    (unsigned long long)info.id_seq);
@@ -186,6 +190,8 @@ int cmd_stat(int argc, char **argv)
         json_object_object_add(t, "map_used", jnum_u64(map_used));
         json_object_object_add(t, "databases", dbs_json(total));
         json_object_object_add(jr, "total", t);
+        if (rehome == 0)
+            root_strays(&root, nranks, jr);
         print_json_pretty(jr);
         json_object_put(jr);
     } else {
@@ -194,6 +200,8 @@ int cmd_stat(int argc, char **argv)
         human(hu, sizeof hu, map_used);
         printf("total: %zu rank%s, map %s, %s used\n", nok, nok == 1 ? "" : "s", hs, hu);
         dbs_text(total);
+        if (rehome == 0)
+            root_strays(&root, nranks, NULL);
         if (rehome)
             printf("note: %s/.rehome exists: a re-homing to another rank count did not finish; "
                    "the next restart finishes or undoes it\n", root.path);

@@ -13,6 +13,7 @@
  * data.mdb can raise SIGBUS/SIGSEGV in the memory map) is reported and
  * left alone, never a crash of the tool.
  */
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -45,19 +46,41 @@ struct verify {
     uint64_t n_obj, n_kvtag, n_cont, n_member, n_region;
     uint64_t skipped_members;
     int cur_db;                  /* where we are, for fault reports; -1: opening */
+    json_object *jproblems;      /* --json: problems collected here, not printed */
 };
+
+/* One problem: a line, or with --json an object of the array. */
+static void emit(struct verify *v, int rank, const char *where, const char *key, const char *fmt,
+                 va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    v->problems++;
+    if (v->jproblems == NULL && rank < 0) /* the root's, not a rank's */
+        printf("%s: %s%s%s\n", where, key ? key : "", key ? ": " : "", msg);
+    if (v->jproblems == NULL) {
+        if (rank >= 0)
+            printf("rank %d: %s: %s%s%s\n", rank, where, key ? key : "", key ? ": " : "", msg);
+        return;
+    }
+    json_object *o = json_object_new_object();
+    if (rank >= 0)
+        json_object_object_add(o, "rank", json_object_new_int(rank));
+    json_object_object_add(o, "where", json_object_new_string(where));
+    if (key)
+        json_object_object_add(o, "key", json_object_new_string(key));
+    json_object_object_add(o, "message", json_object_new_string(msg));
+    json_object_array_add(v->jproblems, o);
+}
 
 static void problem(struct verify *v, int rank, const char *where, const char *fmt, ...)
     INSPECT_PRINTF(4, 5);
 static void problem(struct verify *v, int rank, const char *where, const char *fmt, ...)
 {
     va_list ap;
-    printf("rank %d: %s: ", rank, where);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    emit(v, rank, where, NULL, fmt, ap);
     va_end(ap);
-    putchar('\n');
-    v->problems++;
 }
 
 /* A problem with one entry: "rank R: DB: KEY: message". */
@@ -69,12 +92,9 @@ static void kproblem(struct verify *v, struct vrank *r, int db, const ckpt_val *
     char kt[320];
     va_list ap;
     key_text(kt, sizeof kt, db, k->data, k->len);
-    printf("rank %d: %s: %s: ", r->e->rank, ckpt_db_name(db), kt);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    emit(v, r->e->rank, ckpt_db_name(db), kt, fmt, ap);
     va_end(ap);
-    putchar('\n');
-    v->problems++;
 }
 
 static int has_id(const struct ids *s, uint64_t id)
@@ -586,19 +606,27 @@ static void check_ranks(struct verify *v)
     }
 }
 
+/* Entries of the root that are not rank directories (a stray rank-N
+ * directory is a rank of its own, reported by check_ranks). */
+static int nonrank_stray(const char *name, const char *why, void *payload)
+{
+    struct verify *v = payload;
+    char where[4200];
+    int rank = ckpt_rank_of_name(name);
+    if (rank >= 0 && root_find(&v->root, rank) != NULL)
+        return 0;
+    snprintf(where, sizeof where, "stray %s/%s", v->root.path, name);
+    problem(v, -1, where, "%s; remove it (a restart or re-homing refuses to run until then)", why);
+    return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     struct verify v;
     size_t nok = 0;
-    int c;
-    while ((c = getopt(argc, argv, "")) != -1) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    if (argc - optind != 1) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    int c, as_json = 0, rehome;
+    if ((c = parse_root_json(argc, argv, &as_json)) >= 0)
+        return c;
     memset(&v, 0, sizeof v);
     if (root_scan(&v.root, argv[optind], 0) != 0)
         return EXIT_FAIL;
@@ -607,14 +635,19 @@ int cmd_verify(int argc, char **argv)
         root_close(&v.root);
         return EXIT_FAIL;
     }
+    if (as_json)
+        v.jproblems = json_object_new_array();
     for (size_t i = 0; i < v.root.n; i++)
         v.v[i].e = &v.root.ranks[i];
-    if (root_rehome_state(v.root.path) != 0)
+    if ((rehome = root_rehome_state(v.root.path)) != 0 && !as_json)
         printf("note: %s/.rehome exists: a re-homing to another rank count did not finish; the "
                "next restart of the store finishes or undoes it\n", v.root.path);
     for (size_t i = 0; i < v.root.n; i++)
         guarded(&v, &v.v[i], phase_open);
     check_ranks(&v);
+    /* while a re-homing is pending the root holds two layouts */
+    if (rehome == 0)
+        ckpt_root_strays(v.root.path, v.nranks, nonrank_stray, &v);
     for (size_t i = 0; i < v.root.n; i++)
         if (v.v[i].ok)
             guarded(&v, &v.v[i], phase_check);
@@ -629,8 +662,26 @@ int cmd_verify(int argc, char **argv)
     }
     free(v.v);
     root_close(&v.root);
-    if (v.problems == 0) {
-        printf("verified %llu objects, %llu kvtags, %llu containers, %llu members, %llu regions in "
+    if (as_json) {
+        json_object *jr = json_object_new_object(), *n = json_object_new_object();
+        json_object_object_add(jr, "root", json_object_new_string(v.root.path));
+        json_object_object_add(jr, "ok", json_object_new_boolean(v.problems == 0));
+        json_object_object_add(jr, "ranks", jnum_u64(nok));
+        json_object_object_add(jr, "rehome_pending", json_object_new_boolean(rehome != 0));
+        json_object_object_add(n, "objects", jnum_u64(v.n_obj));
+        json_object_object_add(n, "kvtags", jnum_u64(v.n_kvtag));
+        json_object_object_add(n, "containers", jnum_u64(v.n_cont));
+        json_object_object_add(n, "members", jnum_u64(v.n_member));
+        json_object_object_add(n, "regions", jnum_u64(v.n_region));
+        json_object_object_add(jr, "checked", n);
+        json_object_object_add(jr, "problems", v.jproblems);
+        print_json_pretty(jr);
+        json_object_put(jr);
+        if (finish_stdout() != EXIT_OK)
+            return EXIT_FAIL;
+        return v.problems == 0 ? EXIT_OK : EXIT_FAIL;
+    }
+    if (v.problems == 0) {        printf("verified %llu objects, %llu kvtags, %llu containers, %llu members, %llu regions in "
                "%zu ranks: OK\n",
                (unsigned long long)v.n_obj, (unsigned long long)v.n_kvtag,
                (unsigned long long)v.n_cont, (unsigned long long)v.n_member,

@@ -899,6 +899,13 @@ int legacy_import_ex(const struct legacy_import_opts *o, const char *const *file
     }
     if ((rc = write_all(&c, tmp)) != 0)
         goto out;
+    {
+        /* the stores are closed and nobody else knows this directory: its
+         * store.lock (every writer's, ckpt_root_lock) need not move along */
+        char lk[4200];
+        snprintf(lk, sizeof lk, "%s/store.lock", tmp);
+        unlink(lk);
+    }
     if (rename(tmp, root) != 0) {
         int e = errno;
         rc = ierr(&c, e == ENOTEMPTY || e == EEXIST || e == ENOTDIR ? CKPT_E_EXISTS : CKPT_E_SYS,

@@ -3,10 +3,15 @@
  * pdc-ckpt store: write a deterministic workload, restart (map or
  * rebuild), verify record by record, or all of it as a demo.
  *
- *   ckpt-workload write   --store DIR --objects N [--tags-per-object M] [--tagged T]
- *   ckpt-workload restart --store DIR [--rebuild [--check --objects N ...]]
- *   ckpt-workload verify  --store DIR --objects N [...] [--after-crash]
- *   ckpt-workload demo    [--store DIR] [--objects N] [--tags-per-object M]
+ *   ckpt-workload write   --store DIR --objects N [--tags-per-object M] [--tagged T] [--force]
+ *   ckpt-workload restart --store DIR [--create] [--rebuild [--check --objects N ...]]
+ *   ckpt-workload verify  --store DIR --objects N [...] [--after-crash] [--json]
+ *   ckpt-workload demo    [--store DIR] [--objects N] [--tags-per-object M] [--force]
+ *
+ * A store that is replaced (write --force, demo --force) is replaced only
+ * once the new one is complete: it is written beside the old one
+ * (ROOT.new-PID), under the old store's lock (ckpt_root_lock: refused
+ * while any process has it open for writing), then renamed into place.
  *
  * write and restart take --method NAME (default lmdb, this project's store);
  * the other methods (fwrite, bulki, sqlite, rocksdb, lmdb-raw) are the
@@ -25,7 +30,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 
+#include "ckpt_fs.h"
 #include "ckpt_hooks_mpi.h"
 #include "methods.h"
 #include "model_server.h"
@@ -38,8 +45,8 @@ struct args {
     char root[4096];
     int have_store;
     struct wl_params p;
-    int rebuild, check, after_crash, force;
-    int from_ranks;          /* rank count the workload was written with (0: this one) */
+    int rebuild, check, after_crash, force, create;
+    int from_ranks;          /* rank count the workload was written with (0: the store's) */
     long new_ids;            /* restart: hand out this many new ids and check them */
     struct ckpt_hooks_opts hopts;
     const char *method; /* --method; NULL: lmdb */
@@ -50,18 +57,28 @@ static int g_rank, g_size;
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " write   --store DIR --objects N [--tags-per-object M] [--tagged T]\n"
-            "       " PROG " restart --store DIR [--rebuild [--check --objects N ...]]\n"
+            "usage: " PROG " write   --store DIR --objects N [--tags-per-object M] [--tagged T] [--force]\n"
+            "       " PROG " restart --store DIR [--create] [--rebuild [--check --objects N ...]]\n"
             "       " PROG " verify  --store DIR --objects N [...] [--after-crash]\n"
-            "       " PROG " demo    [--store DIR] [--objects N] [--tags-per-object M]\n"
+            "       " PROG " demo    [--store DIR] [--objects N] [--tags-per-object M] [--force]\n"
+            "       " PROG " -V | -h | --help      (COMMAND -h: this help too)\n"
+            "Run under mpiexec: one server rank per MPI rank.\n"
+            "--store DIR: the store root; without it, write, restart and verify use\n"
+            "         $PDC_CKPT_DIR when that is set (demo: $PDC_TMPDIR/pdc-ckpt-demo,\n"
+            "         ./pdc_tmp/pdc-ckpt-demo without PDC_TMPDIR)\n"
             "options: --seed S (0)  --region-every K (8)  --sync sync|interval|close\n"
-            "         --from-ranks P (verify, restart --check: the workload was written\n"
-            "         on P ranks; the store may since have been re-homed to this count)\n"
+            "         --force (write, demo: replace an existing store, once the new one is\n"
+            "         complete; refused while another process has it open for writing)\n"
+            "         --create (restart: start a new store if there is none; else an error)\n"
+            "         --from-ranks P (verify, restart --check: the workload was written on\n"
+            "         P ranks; default: what the store recorded when it was written)\n"
             "         --new-ids K (restart: hand out K new ids, check none is in use)\n"
-            "         --commit-every K  --commit-ms T  --force (write: replace a store)\n"
-            "environment: PDC_TMPDIR, PDC_CKPT_DIR, PDC_CKPT_SYNC, PDC_CKPT_COMMIT_EVERY,\n"
-            "         PDC_CKPT_COMMIT_MS, PDC_CKPT_SYNC_MS (see docs/PDC_INTEGRATION.md)\n"
-            "         --method NAME (write, restart): %s (default lmdb)\n",
+            "         --commit-every K  --commit-ms T\n"
+            "         --method NAME (write, restart): %s (default lmdb)\n"
+            "environment: PDC_CKPT_DIR (the store, see --store), PDC_TMPDIR,\n"
+            "         PDC_CKPT_SYNC, PDC_CKPT_COMMIT_EVERY, PDC_CKPT_COMMIT_MS,\n"
+            "         PDC_CKPT_SYNC_MS, PDC_CKPT_SHARED_DIR (docs/PDC_INTEGRATION.md)\n"
+            "exit status: 0 ok, 1 failure, 2 bad usage\n",
             bench_method_names());
 }
 
@@ -92,6 +109,7 @@ static int parse_long(const char *s, long *out)
     return 0;
 }
 
+/* 0 parsed, 1 help asked for, -1 bad usage (said on stderr by rank 0). */
 static int parse_args(struct args *a, int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -102,25 +120,43 @@ static int parse_args(struct args *a, int argc, char **argv)
         {"commit-ms", required_argument, 0, 'T'},   {"rebuild", no_argument, 0, 'b'},
         {"check", no_argument, 0, 'c'},             {"after-crash", no_argument, 0, 'a'},
         {"force", no_argument, 0, 'f'},             {"help", no_argument, 0, 'h'},
-        {"method", required_argument, 0, 'M'},
+        {"method", required_argument, 0, 'M'},      {"create", no_argument, 0, 'C'},
         {"from-ranks", required_argument, 0, 'F'},  {"new-ids", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     struct ckpt_hooks_opts def = CKPT_HOOKS_OPTS_INIT;
+    const char *env_dir = getenv("PDC_CKPT_DIR");
     long v;
-    int c;
+    int c, li = 0;
 
     memset(a, 0, sizeof *a);
     a->hopts = def;
     a->p.region_every = 8;
-    if (argc < 2)
-        return -1;
-    a->cmd = argv[1];
-    if (ckpt_hooks_opts_from_env(&a->hopts, a->root, sizeof a->root) != 0) {
-        fail("%s", ckpt_store_errmsg(NULL));
+    if (argc < 2) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": a command is needed (write, restart, verify or demo)\n");
         return -1;
     }
+    a->cmd = argv[1];
+    if (strcmp(a->cmd, "-h") == 0 || strcmp(a->cmd, "--help") == 0)
+        return 1;
+    if (strcmp(a->cmd, "write") != 0 && strcmp(a->cmd, "restart") != 0 &&
+        strcmp(a->cmd, "verify") != 0 && strcmp(a->cmd, "demo") != 0) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": unknown command \"%s\" (use write, restart, verify or demo)\n",
+                    a->cmd);
+        return -1;
+    }
+    if (ckpt_hooks_opts_from_env(&a->hopts, a->root, sizeof a->root) != 0) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": %s\n", ckpt_store_errmsg(NULL));
+        return -1;
+    }
+    /* PDC_CKPT_DIR names the store when --store does not (not for demo,
+     * which keeps its own store away from a server's) */
+    a->have_store = env_dir != NULL && *env_dir != 0 && strcmp(a->cmd, "demo") != 0;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    opterr = g_rank == 0; /* getopt names a bad option; once, not once per rank */
+    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
         switch (c) {
         case 's':
             snprintf(a->root, sizeof a->root, "%s", optarg);
@@ -135,8 +171,10 @@ static int parse_args(struct args *a, int argc, char **argv)
         case 'T':
         case 'F':
         case 'I':
-            if (parse_long(optarg, &v) != 0) {
-                fail("option needs a non-negative integer, not \"%s\"", optarg);
+            if (parse_long(optarg, &v) != 0 || (c == 'F' && (v < 1 || v > 1 << 20))) {
+                if (g_rank == 0)
+                    fprintf(stderr, PROG ": --%s needs a %s integer, not \"%s\"\n", lo[li].name,
+                            c == 'F' ? "positive" : "non-negative", optarg);
                 return -1;
             }
             if (c == 'n')
@@ -160,7 +198,9 @@ static int parse_args(struct args *a, int argc, char **argv)
             break;
         case 'y':
             if ((a->hopts.sync_mode = ckpt_sync_mode_parse(optarg)) < 0) {
-                fail("--sync: use sync, interval or close, not \"%s\"", optarg);
+                if (g_rank == 0)
+                    fprintf(stderr, PROG ": --sync: use sync, interval or close, not \"%s\"\n",
+                            optarg);
                 return -1;
             }
             break;
@@ -176,26 +216,34 @@ static int parse_args(struct args *a, int argc, char **argv)
         case 'f':
             a->force = 1;
             break;
+        case 'C':
+            a->create = 1;
+            break;
+        case 'h':
+            return 1;
         case 'M':
             if (bench_method_is_lmdb(optarg) < 0) {
-                fail("--method: use one of %s, not \"%s\"", bench_method_names(), optarg);
+                if (g_rank == 0)
+                    fprintf(stderr, PROG ": --method: use one of %s, not \"%s\"\n",
+                            bench_method_names(), optarg);
                 return -1;
             }
             a->method = optarg;
             break;
         default:
-            return -1;
+            return -1; /* getopt said which option */
         }
     }
-    if (optind != argc)
+    if (optind != argc) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": unexpected argument \"%s\"\n", argv[optind]);
         return -1;
+    }
     a->hopts.store_root = a->root;
     a->hopts.rank = g_rank;
     a->hopts.nranks = g_size;
-    if (a->from_ranks <= 0)
-        a->from_ranks = g_size;
     a->p.rank = g_rank;
-    a->p.nranks = a->from_ranks;
+    a->p.nranks = a->from_ranks > 0 ? a->from_ranks : g_size;
     return 0;
 }
 
@@ -221,24 +269,113 @@ static long sum_long(long v)
     return s;
 }
 
-/* Remove this rank's environment (write --force, demo). */
-static void remove_rank_store(const char *root, int rank)
+/* The command line after the program name, for "run this instead". */
+static char g_args[1024];
+
+static void keep_args(int argc, char **argv)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/rank-%d/data.mdb", root, rank);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/rank-%d/lock.mdb", root, rank);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/rank-%d", root, rank);
-    rmdir(path);
+    size_t n = 0;
+    for (int i = 1; i < argc && n + 2 < sizeof g_args; i++) {
+        int w = snprintf(g_args + n, sizeof g_args - n, "%s%s", i > 1 ? " " : "", argv[i]);
+        if (w < 0 || (size_t)w >= sizeof g_args - n)
+            break;
+        n += (size_t)w;
+    }
 }
 
-static int store_exists(const char *root, int rank)
+/* 1 if dir holds a rank-<N> entry (in a shared directory: also the
+ * rank-<N>.new/.old of an interrupted publish). */
+static int holds_ranks(const char *dir)
 {
-    char path[4200];
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+    if (d == NULL)
+        return 0;
+    while (!found && (de = readdir(d)) != NULL)
+        found = strncmp(de->d_name, "rank-", 5) == 0;
+    closedir(d);
+    return found;
+}
+
+/* Rank 0: what ROOT/rank-0's meta says (rank count now, and when first
+ * written), broadcast to every rank. 0, or 1 after rank 0 said why. */
+static int store_shape(const char *root, int *nranks, int *origin)
+{
+    int sh[3] = {0, 0, 0};
+    if (g_rank == 0) {
+        ckpt_store *st;
+        struct ckpt_store_info m;
+        int rc = ckpt_store_open_readonly(&st, root, 0);
+        if (rc == 0) {
+            rc = ckpt_store_info(&m, st);
+            ckpt_store_close(st);
+        }
+        if (rc)
+            sh[0] = fail("%s", ckpt_store_errmsg(NULL));
+        else {
+            sh[1] = m.nranks;
+            sh[2] = m.origin_nranks;
+        }
+    }
+    MPI_Bcast(sh, 3, MPI_INT, 0, MPI_COMM_WORLD);
+    *nranks = sh[1];
+    *origin = sh[2];
+    return sh[0];
+}
+
+/* Where a replacing write builds its store: ROOT.new-PID, beside ROOT
+ * (same file system, so that it can be renamed into place). */
+static int sibling_root(char *out, size_t n, const char *root)
+{
+    size_t len = strlen(root);
+    while (len > 1 && root[len - 1] == '/')
+        len--;
+    int w = snprintf(out, n, "%.*s.new-%ld", (int)len, root, (long)getpid());
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+/* Put the new rank-<rank> (complete, closed) in place of the old one. */
+static int swap_rank(const char *root, const char *newroot, int rank)
+{
+    char cur[4200], nw[4200], old[4200];
     struct stat sb;
-    snprintf(path, sizeof path, "%s/rank-%d/data.mdb", root, rank);
-    return stat(path, &sb) == 0;
+    snprintf(cur, sizeof cur, "%s/rank-%d", root, rank);
+    snprintf(nw, sizeof nw, "%s/rank-%d", newroot, rank);
+    snprintf(old, sizeof old, "%s/rank-%d.old", newroot, rank);
+    if (lstat(cur, &sb) == 0 && rename(cur, old) != 0)
+        return fail("moving the old %s aside to %s: %s", cur, old, strerror(errno));
+    if (rename(nw, cur) != 0)
+        return fail("moving the new %s into place at %s: %s (the old store is in %s)", nw, cur,
+                    strerror(errno), old);
+    return 0;
+}
+
+/* Rank 0, after every rank swapped: old ranks beyond this job's count go
+ * too (they belonged to the replaced store), then the old layout. */
+static int finish_replace(const char *root, const char *newroot)
+{
+    DIR *d = opendir(root);
+    struct dirent *de;
+    char a[4200], b[4200];
+    int rc = 0;
+    while (d && (de = readdir(d)) != NULL) {
+        int r = ckpt_rank_of_name(de->d_name);
+        if (r < g_size)
+            continue;
+        if (snprintf(a, sizeof a, "%s/rank-%d", root, r) >= (int)sizeof a ||
+            snprintf(b, sizeof b, "%s/rank-%d.old", newroot, r) >= (int)sizeof b)
+            continue;
+        if (rename(a, b) != 0)
+            rc = fail("moving the old %s aside: %s", a, strerror(errno));
+    }
+    if (d)
+        closedir(d);
+    if (rc == 0 && ckpt_fs_fsync(root) != 0)
+        rc = fail("%s: fsync: %s", root, strerror(errno));
+    if (rc == 0 && ckpt_fs_rmtree(newroot) != 0)
+        rc = fail("removing the replaced store in %s: %s", newroot, strerror(errno));
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -352,23 +489,42 @@ static int cmd_write(struct args *a, int quiet)
 {
     ckpt_hooks *h = NULL;
     model_server *m = NULL;
+    struct ckpt_hooks_opts ho = a->hopts;
+    char newroot[4200] = "";
     long muts = 0;
-    int rc = 0;
+    int rc = 0, replace = 0, lockfd = -1;
     double t0, t1, t2;
 
-    if (store_exists(a->root, g_rank)) {
-        if (a->force)
-            remove_rank_store(a->root, g_rank);
-        else
-            rc = fail("%s/rank-%d: a store is already there; remove it or add --force", a->root,
-                      g_rank);
+    /* A store there already is refused, or with --force replaced: the new
+     * one is written beside it while rank 0 holds the old one's lock (no
+     * writer can open it; refused if one has it open), and only a complete
+     * new store is renamed into place. */
+    if (g_rank == 0) {
+        replace = holds_ranks(a->root);
+        if (replace && !a->force)
+            rc = fail("%s: a store is already there; remove it or add --force", a->root);
+        else if (replace && ckpt_root_lock(&lockfd, a->root) != 0)
+            rc = fail("%s%s", ckpt_store_errmsg(NULL), a->force ? "; nothing was replaced" : "");
+        else if (replace && sibling_root(newroot, sizeof newroot, a->root) != 0)
+            rc = fail("%s: path too long", a->root);
+        else if (replace && holds_ranks(newroot))
+            rc = fail("%s is in the way (left by an interrupted replace?); remove it", newroot);
     }
-    if (any_failed(rc != 0))
+    if (any_failed(rc != 0)) {
+        ckpt_root_unlock(lockfd);
         return 1;
-    if ((rc = ckpt_hooks_open(&h, &a->hopts)) != 0 || (rc = model_create(&m, g_rank, g_size, h)) != 0)
+    }
+    MPI_Bcast(&replace, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(newroot, sizeof newroot, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (replace)
+        ho.store_root = newroot;
+    if ((rc = ckpt_hooks_open(&h, &ho)) != 0 || (rc = model_create(&m, g_rank, g_size, h)) != 0)
         fail("open: %s", ckpt_store_errmsg(NULL));
     if (any_failed(rc != 0)) {
         ckpt_hooks_discard(h);
+        if (replace && g_rank == 0)
+            ckpt_fs_rmtree(newroot);
+        ckpt_root_unlock(lockfd);
         return 1;
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -387,6 +543,23 @@ static int cmd_write(struct args *a, int quiet)
     double fs = rc == 0 ? bench_fsync_commit_s(a->root, g_rank, 11) : 0;
     double wmax = max_time(t1 - t0), cmax = max_time(t2 - t1), fsmax = max_time(fs);
     long total = sum_long(muts), rss = bench_peak_rss_kb();
+    if (replace && any_failed(rc != 0)) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (g_rank == 0) {
+            ckpt_fs_rmtree(newroot); /* the old store was not touched */
+            fail("%s was left as it was", a->root);
+        }
+        ckpt_root_unlock(lockfd);
+        return 1;
+    }
+    if (replace) {
+        rc = any_failed(swap_rank(a->root, newroot, g_rank));
+        if (rc == 0 && g_rank == 0)
+            rc = finish_replace(a->root, newroot);
+        ckpt_root_unlock(lockfd);
+        if (any_failed(rc != 0))
+            return 1;
+    }
     if (any_failed(rc != 0))
         return 1;
     if (g_rank == 0 && !quiet) {
@@ -418,6 +591,17 @@ static int cmd_restart(struct args *a, int quiet)
 
     struct ckpt_rehome_stats rs;
     memset(&rs, 0, sizeof rs);
+    /* The collective restart starts fresh stores where there are none (a
+     * server's first start); here a missing store is most likely a typo */
+    int have = 1;
+    if (g_rank == 0 && !a->create) {
+        have = holds_ranks(a->root) || (a->hopts.shared_root && holds_ranks(a->hopts.shared_root));
+        if (!have)
+            fail("no store at %s (no rank-<N> directory%s); to start a new store there, add "
+                 "--create", a->root, a->hopts.shared_root ? ", and no shared copy" : "");
+    }
+    if (any_failed(!have))
+        return 1;
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     /* collective: finishes or undoes an interrupted re-homing, and re-homes
@@ -445,10 +629,18 @@ static int cmd_restart(struct args *a, int quiet)
                (unsigned long long)rs.records, rs.old_nranks, rs.new_nranks,
                (unsigned long long)rs.moved, rs.seconds, rs.old_nranks, rs.new_nranks,
                (unsigned long long)rs.records, (unsigned long long)rs.moved, rs.seconds);
+    if (rc == 0 && a->rebuild && a->check && a->from_ranks == 0) {
+        /* the rank count the workload was written with: the store knows */
+        struct ckpt_store_info info;
+        if ((rc = ckpt_store_info(&info, ckpt_hooks_store(h))) != 0)
+            fail("restart: %s", ckpt_store_errmsg(NULL));
+        else
+            a->p.nranks = info.origin_nranks;
+    }
     if (rc == 0 && a->rebuild && a->check) {
         char why[256];
         if ((rc = model_create(&expect, g_rank, g_size, NULL)) == 0 &&
-            (rc = (a->from_ranks == g_size ? run_stream(&a->p, expect, NULL)
+            (rc = (a->p.nranks == g_size ? run_stream(&a->p, expect, NULL)
                                             : run_streams_homed(&a->p, g_size, g_rank, expect))) == 0 &&
             !model_equal(expect, m, why, sizeof why)) {
             rc = fail("rebuilt tables differ from the workload's: %s", why);
@@ -774,10 +966,28 @@ static int cmd_verify(struct args *a, int quiet)
     v.after_crash = a->after_crash;
     v.gap_at = -1;
     v.nranks = g_size;
+    int nranks, origin;
+    /* the store says on how many ranks it is now, and was written */
+    if (store_shape(a->root, &nranks, &origin) != 0)
+        return 1;
+    if (nranks != g_size) {
+        if (g_rank == 0)
+            fail("%s holds a store of %d ranks and this job has %d: verify it on %d ranks "
+                 "(mpiexec -n %d " PROG " %s), or re-home it to %d ranks first (mpiexec -n %d "
+                 PROG " restart --store %s)", a->root, nranks, g_size, nranks, nranks, g_args,
+                 g_size, g_size, a->root);
+        return 1;
+    }
+    if (a->from_ranks == 0) {
+        a->from_ranks = origin;
+        a->p.nranks = origin;
+    }
     long total = wl_count(&a->p);
     if (a->after_crash && a->from_ranks != g_size) {
-        fail("--after-crash checks a store on the rank count that wrote it");
-        any_failed(1);
+        if (g_rank == 0)
+            fail("--after-crash checks a store on the rank count that wrote it (%d), and this "
+                 "job has %d: run mpiexec -n %d " PROG " %s", a->from_ranks, g_size,
+                 a->from_ranks, g_args);
         return 1;
     }
     if ((rc = ckpt_hooks_open_readonly(&v.h, &a->hopts)) != 0)
@@ -829,7 +1039,6 @@ static int cmd_demo(struct args *a)
         a->p.objects = 10000;
     if (a->p.tags_per_object == 0)
         a->p.tags_per_object = 10;
-    a->force = 1;
     if (g_rank == 0)
         printf("pdc-ckpt demo: %d server ranks, %ld objects x %ld kvtags, store %s\n", g_size,
                a->p.objects, a->p.tags_per_object, a->root);
@@ -868,26 +1077,31 @@ static int method_cmd(const struct args *a)
 int main(int argc, char **argv)
 {
     struct args a;
-    int rc = 2;
+    int rc = 2, pr;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    if (argc >= 2 && strcmp(argv[1], "-V") == 0) {
+    keep_args(argc, argv);
+    if (argc >= 2 && (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
         if (g_rank == 0)
             printf(PROG " 0.1.0 (store format %u)\n", CKPT_FORMAT_VERSION);
         MPI_Finalize();
         return 0;
     }
-    if (parse_args(&a, argc, argv) != 0) {
+    if ((pr = parse_args(&a, argc, argv)) != 0) {
         if (g_rank == 0)
-            usage(stderr);
+            usage(pr > 0 ? stdout : stderr);
+        rc = pr > 0 ? 0 : 2;
     } else if (strcmp(a.cmd, "write") == 0 || strcmp(a.cmd, "verify") == 0 ||
                strcmp(a.cmd, "restart") == 0) {
         if (!a.have_store || (strcmp(a.cmd, "restart") != 0 && a.p.objects == 0) ||
             (a.check && a.p.objects == 0)) {
             if (g_rank == 0) {
-                fprintf(stderr, PROG ": %s needs --store%s\n", a.cmd,
-                        strcmp(a.cmd, "restart") ? " and --objects" : "");
+                int no_objects = strcmp(a.cmd, "restart") != 0 || a.check;
+                fprintf(stderr, PROG ": %s needs %s%s%s\n", a.cmd,
+                        a.have_store ? "" : "--store DIR (or PDC_CKPT_DIR)",
+                        !a.have_store && no_objects && a.p.objects == 0 ? " and " : "",
+                        no_objects && a.p.objects == 0 ? "--objects N" : "");
                 usage(stderr);
             }
         } else if (!bench_method_is_lmdb(a.method)) {
@@ -899,13 +1113,11 @@ int main(int argc, char **argv)
         } else {
             rc = cmd_restart(&a, 0);
         }
-    } else if (strcmp(a.cmd, "demo") == 0 && !bench_method_is_lmdb(a.method)) {
+    } else if (!bench_method_is_lmdb(a.method)) {
         if (g_rank == 0)
-            fprintf(stderr, PROG ": demo runs the lmdb method only\n");
-    } else if (strcmp(a.cmd, "demo") == 0) {
+            fprintf(stderr, PROG ": --method: demo runs the lmdb method only\n");
+    } else {
         rc = cmd_demo(&a);
-    } else if (g_rank == 0) {
-        usage(stderr);
     }
     MPI_Finalize();
     return rc;
