@@ -247,8 +247,58 @@ CKPT_API void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m);
 /* 1 and the next pair, 0 at the end, or a negative error. */
 CKPT_API int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value);
 /* Value of the first pair whose key is the string `key`; BULKI_E_NOTFOUND
- * if there is none. Linear in the number of pairs. */
+ * if there is none. Walks the pairs from the first one (re-parsing each
+ * key's header): for several lookups in one record, bulki_decode_index and
+ * bulki_index_get are O(1) each. */
 CKPT_API int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key);
+
+/*
+ * Indexed decoding: one validating pass that also records where each of
+ * the top-level pairs is, so that looking fields up by key costs a key
+ * comparison instead of a walk from the first pair (bulki_map_get).
+ *
+ * The storage is the caller's (typically an array on the stack sized for
+ * the record type); nothing is allocated. The index points into the source
+ * buffer and lives exactly as long as it does, like every other view.
+ */
+typedef struct bulki_field {
+    const char *key;   /* a string key's bytes (NUL-terminated in place);
+                          NULL if the key has another type */
+    size_t key_len;    /* without the NUL */
+    bulki_ent value;   /* the pair's value, validated */
+} bulki_field;
+
+typedef struct bulki_index {
+    bulki_map map;        /* the whole BULKI, as bulki_decode_doc gives it */
+    bulki_field *fields;  /* fields[0..n): the first n pairs, in order */
+    size_t n;             /* min(map.npairs, cap) */
+    size_t next;          /* where the next lookup starts looking */
+} bulki_index;
+
+/*
+ * Validate buf[0..len) exactly as bulki_decode_doc() does (same checks,
+ * same errors and offsets) and index its first `cap` top-level pairs into
+ * fields[0..cap). A map with more pairs than cap is not an error: the pairs
+ * beyond are found by walking (as bulki_map_get). cap may be 0 (fields may
+ * then be NULL). On failure the index is left empty (every lookup:
+ * BULKI_E_NOTFOUND).
+ */
+CKPT_API int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap,
+                                const void *buf, size_t len, size_t *err_off);
+/*
+ * Value of a pair whose key is the string `key` (bulki_index_getn: the
+ * first key_len bytes of key); BULKI_E_NOTFOUND if none. A lookup starts
+ * after the previous hit and wraps around, so asking for the fields in the
+ * order they were written costs one key comparison each; any other order
+ * at most n comparisons (lengths first). Updates ix->next, so an index is
+ * not shared between threads without a lock. If a map holds a key more
+ * than once (PDC's BULKI_put never writes that; hand-made input can), a
+ * lookup returns one of those pairs: the first after the previous hit.
+ * bulki_map_get always returns the first.
+ */
+CKPT_API int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key);
+CKPT_API int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key,
+                              size_t key_len);
 
 /* The BULKI held by a PDC_BULKI entity: item -> index 0; array -> index i. */
 CKPT_API int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);

@@ -9,12 +9,36 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bulki.h"
+
 /* Notional header size PDC counts for every entity (2 one-byte fields and
  * 2 eight-byte fields), and the fixed notional part of a BULKI. */
 #define BULKI_ENT_HDR 18u
 #define BULKI_DOC_HDR 48u
 #define BULKI_PTR_SIZE 8u
 #define BULKI_VARINT_MAX 10u
+
+/* The type table behind bulki_type_info(), indexed by code (0 and codes
+ * above BULKI_T_BULKI_ENT are invalid), for inline lookups on hot paths. */
+#define BULKI_NTYPES 22u
+extern const struct bulki_type_info bulki_type_table[BULKI_NTYPES];
+
+/* The reader's fast path looks the type byte (type | class << 5, below 64)
+ * up here: BULKI_FAST_OK and the element width (BULKI_FAST_WIDTH bits) for a
+ * base-type item or array, BULKI_FAST_STR for a string item, BULKI_FAST_BOOL
+ * for booleans; 0 for everything the general parser must see (invalid
+ * codes, nested types, string arrays). Derived from bulki_type_table;
+ * test_bulki_index checks every entry against it. */
+#define BULKI_FAST_WIDTH 0x0Fu
+#define BULKI_FAST_STR 0x10u
+#define BULKI_FAST_BOOL 0x20u
+#define BULKI_FAST_OK 0x40u
+extern const uint8_t bulki_fast_tc[64];
+
+static inline const struct bulki_type_info *bulki_ti(unsigned code)
+{
+    return code - 1u < BULKI_NTYPES - 1u ? &bulki_type_table[code] : NULL;
+}
 
 static inline size_t bulki_varint_len(uint64_t v)
 {
@@ -59,6 +83,36 @@ static inline int bulki_varint_get(uint64_t *v, const uint8_t *p, size_t avail)
     return -1;
 }
 
+/* 1 if s[0..n) holds a NUL: eight bytes at a time (the classic
+ * has-zero-byte test), the last chunk overlapping; only s[0..n) is read. */
+static inline int bulki_has_nul(const uint8_t *s, size_t n)
+{
+    const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
+    uint64_t w;
+    if (n < 8) {
+        if (n >= 4) { /* two overlapping 4-byte words */
+            uint32_t a, b;
+            const uint32_t lo4 = 0x01010101u, hi4 = 0x80808080u;
+            memcpy(&a, s, 4);
+            memcpy(&b, s + n - 4, 4);
+            return (((a - lo4) & ~a) | ((b - lo4) & ~b)) & hi4 ? 1 : 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (s[i] == 0)
+                return 1;
+        return 0;
+    }
+    if (n > 64)
+        return memchr(s, 0, n) != NULL;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&w, s + i, 8);
+        if ((w - lo) & ~w & hi)
+            return 1;
+    }
+    memcpy(&w, s + n - 8, 8);
+    return ((w - lo) & ~w & hi) != 0;
+}
+
 static inline int bulki_host_is_le(void)
 {
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
@@ -86,6 +140,26 @@ static inline void bulki_copy_le(uint8_t *dst, const uint8_t *src, size_t width)
 /* Load an unsigned little-endian integer of 1, 2, 4 or 8 bytes. */
 static inline uint64_t bulki_load_le(const uint8_t *p, size_t width)
 {
+    if (bulki_host_is_le()) {
+        uint64_t v8;
+        uint32_t v4;
+        uint16_t v2;
+        switch (width) {
+        case 8:
+            memcpy(&v8, p, 8);
+            return v8;
+        case 4:
+            memcpy(&v4, p, 4);
+            return v4;
+        case 2:
+            memcpy(&v2, p, 2);
+            return v2;
+        case 1:
+            return p[0];
+        default:
+            break;
+        }
+    }
     uint64_t v = 0;
     for (size_t i = 0; i < width; i++)
         v |= (uint64_t)p[i] << (8 * i);

@@ -2,10 +2,13 @@
  * bulki_read.c - the BULKI decoder. bulki_decode_doc()/bulki_decode_value()
  * validate a whole buffer in one pass (every field is checked against the
  * bytes left before it is used, so hostile input yields an error and an
- * offset, never an out-of-bounds read), then hand out views into it. The
- * walkers below (iterators, getters) re-parse headers of entities that were
- * already validated; they still bounds-check, so a view built by hand or
- * over bytes that changed cannot make them read out of bounds.
+ * offset, never an out-of-bounds read), then hand out views into it.
+ * bulki_decode_index() does the same pass and also records each top-level
+ * pair, so lookups by key need no second walk. The walkers below
+ * (iterators, getters) re-read headers of entities that were already
+ * validated without checking their contents again; they still
+ * bounds-check, so a view built by hand or over bytes that changed cannot
+ * make them read out of bounds.
  */
 #include "bulki.h"
 #include "bulki_int.h"
@@ -24,7 +27,7 @@ static int fail_at(struct rctx *c, size_t off, int err)
     return err;
 }
 
-static int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
+static int get_varint_slow(struct rctx *c, size_t *pos, uint64_t *v)
 {
     int n = bulki_varint_get(v, c->base + *pos, c->len - *pos);
     if (n == 0)
@@ -35,10 +38,114 @@ static int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
     return 0;
 }
 
-static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out);
+/* Most varints in a record (sizes, counts) are one byte: take those
+ * without the loop. */
+static inline int get_varint(struct rctx *c, size_t *pos, uint64_t *v)
+{
+    size_t p = *pos;
+    if (p < c->len && c->base[p] < 0x80) {
+        *v = c->base[p];
+        *pos = p + 1;
+        return 0;
+    }
+    /* two bytes: record sizes of 128 bytes to 16 KiB */
+    if (p < c->len && c->len - p >= 2 && c->base[p + 1] < 0x80) {
+        *v = (uint64_t)(c->base[p] & 0x7f) | (uint64_t)c->base[p + 1] << 7;
+        *pos = p + 2;
+        return 0;
+    }
+    return get_varint_slow(c, pos, v);
+}
+
+__attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos, int depth,
+                                                     bulki_ent *out);
+
+/*
+ * The fast path: the entities of a typical record are base types whose
+ * size and count fit one varint byte. fast_ent() checks such an entity
+ * exactly as parse_value_slow() would and returns 1 with what it found;
+ * anything it would reject, or anything else, returns 0 and goes to
+ * parse_value_slow(), which also says what is wrong and where.
+ */
+struct fast_ent {
+    size_t end;         /* one past the entity */
+    size_t payload_len; /* a string's without its NUL */
+    uint8_t size;       /* notional size, < 128 */
+    uint8_t count;      /* < 128 */
+    uint8_t type;
+    uint8_t cls;
+};
+
+__attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size_t len, size_t pos,
+                                                         struct fast_ent *f)
+{
+    if (pos > len || len - pos < 3)
+        return 0;
+    uint8_t size = b[pos], tc = b[pos + 1], count = b[pos + 2];
+    unsigned fl = tc < 64 ? bulki_fast_tc[tc] : 0;
+    if (!(fl & BULKI_FAST_OK) || ((size | count) & 0x80) || size < BULKI_ENT_HDR)
+        return 0;
+    size_t p = pos + 3, plen = (size_t)size - BULKI_ENT_HDR;
+    if (plen > len - p || (!(tc & 0x20) && count != 1))
+        return 0;
+    f->payload_len = plen;
+    if (fl & BULKI_FAST_STR) { /* an item (string arrays are not fast) */
+        if (plen == 0 || b[p + plen - 1] != 0 || bulki_has_nul(b + p, plen - 1))
+            return 0;
+        f->payload_len = plen - 1;
+    } else {
+        if ((size_t)count * (fl & BULKI_FAST_WIDTH) != plen)
+            return 0;
+        if (fl & BULKI_FAST_BOOL)
+            for (size_t i = 0; i < plen; i++)
+                if (b[p + i] > 1)
+                    return 0;
+    }
+    f->end = p + plen;
+    f->size = size;
+    f->count = count;
+    f->type = tc & 0x1F;
+    f->cls = tc >> 5; /* tc < 64 */
+    return 1;
+}
+
+/* The view of a fast-path entity at pos. */
+__attribute__((always_inline)) static inline void fast_view(bulki_ent *out, const uint8_t *b,
+                                                           size_t len, size_t pos, int depth,
+                                                           const struct fast_ent *f)
+{
+    out->base = b;
+    out->base_len = len;
+    out->offset = pos;
+    out->end = f->end;
+    out->payload = b + pos + 3;
+    out->payload_len = f->payload_len;
+    out->count = f->count;
+    out->size = f->size;
+    out->type = f->type;
+    out->cls = f->cls;
+    out->depth = (uint8_t)depth;
+}
 
 /* Parse the entity at `pos`; fill *out; its end is out->end. */
-static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
+__attribute__((always_inline)) static inline int parse_value(struct rctx *c, size_t pos, int depth,
+                                                            bulki_ent *out)
+{
+    /* locals, not c->: the byte-sized stores into *out may alias *c */
+    const uint8_t *b = c->base;
+    size_t len = c->len;
+    struct fast_ent f;
+    if (!fast_ent(b, len, pos, &f))
+        return parse_value_slow(c, pos, depth, out);
+    fast_view(out, b, len, pos, depth, &f);
+    return 0;
+}
+
+static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
+                     size_t cap);
+
+/* The general entity parser: every check, with the offending offset. */
+__attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos, int depth, bulki_ent *out)
 {
     uint64_t size, count;
     size_t start = pos;
@@ -52,7 +159,7 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
     uint8_t tc = c->base[pos++];
     if (tc & 0xC0)
         return fail_at(c, tc_off, BULKI_E_CLASS);
-    const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
+    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
     if (ti == NULL)
         return fail_at(c, tc_off, BULKI_E_TYPE);
     uint8_t cls = (tc >> 5) & 1;
@@ -85,13 +192,15 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
             if (plen > left)
                 return fail_at(c, pos, BULKI_E_TRUNCATED);
             const uint8_t *s = c->base + pos;
-            const uint8_t *nul = memchr(s, 0, (size_t)plen);
-            if (nul == NULL || (size_t)(nul - s) != plen - 1)
+            if (s[plen - 1] != 0 || bulki_has_nul(s, (size_t)plen - 1)) {
+                const uint8_t *nul = memchr(s, 0, (size_t)plen);
                 return fail_at(c, nul ? (size_t)(nul - c->base) : pos + (size_t)plen - 1,
                                BULKI_E_STRING);
+            }
             out->payload_len = (size_t)plen - 1;
         } else {
-            if (count > plen / ti->width || count * ti->width != plen)
+            uint64_t bytes; /* count * width == plen, without a division */
+            if (__builtin_mul_overflow(count, (uint64_t)ti->width, &bytes) || bytes != plen)
                 return fail_at(c, count_off, BULKI_E_COUNT);
             if (plen > left)
                 return fail_at(c, pos, BULKI_E_TRUNCATED);
@@ -121,7 +230,7 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
         uint64_t s;
         if (ti->code == BULKI_T_BULKI) {
             bulki_map m;
-            if ((rc = parse_doc(c, p, depth + 1, &m)) != 0)
+            if ((rc = parse_doc(c, p, depth + 1, &m, NULL, 0)) != 0)
                 return rc;
             s = m.total; /* checked against the content in parse_doc */
             p = m.end;
@@ -145,7 +254,57 @@ static int parse_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
     return 0;
 }
 
-static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
+/*
+ * The keys, then the values, of a map whose entities all take the fast
+ * path, in tight loops of their own (few live variables, so no spills):
+ * return the position after the n entities and add their sizes to *sum,
+ * or return 0 as soon as one entity needs the general parser; parse_doc
+ * then runs its general loop over all of them from the start (which also
+ * finds and reports any error). Sizes here are below 128 and n is at most
+ * len / 3, so the sums cannot overflow.
+ */
+__attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
+                                                  uint64_t n, bulki_field *fields, size_t cap,
+                                                  uint64_t *sum)
+{
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        struct fast_ent f;
+        if (!fast_ent(b, len, pos, &f))
+            return 0;
+        if (i < cap) {
+            fields[i].key = f.type == BULKI_T_STRING ? (const char *)b + pos + 3 : NULL;
+            fields[i].key_len = f.payload_len;
+        }
+        s += f.size;
+        pos = f.end;
+    }
+    *sum = s;
+    return pos;
+}
+
+__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    uint64_t n, int depth, bulki_field *fields,
+                                                    size_t cap, uint64_t *sum)
+{
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        struct fast_ent f;
+        if (!fast_ent(b, len, pos, &f))
+            return 0;
+        if (i < cap)
+            fast_view(&fields[i].value, b, len, pos, depth, &f);
+        s += f.size;
+        pos = f.end;
+    }
+    *sum = s;
+    return pos;
+}
+
+/* Parse the BULKI at `pos`; fill *out; with fields, also index its first
+ * cap pairs there. */
+static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
+                     size_t cap)
 {
     uint64_t total, nkeys, header, data, off;
     size_t start = pos, nkeys_off, header_off, data_off;
@@ -177,27 +336,52 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
     out->keys_off = pos;
 
     uint64_t hsum = 0, dsum = 0;
-    for (uint64_t i = 0; i < nkeys; i++) {
-        bulki_ent e;
-        if ((rc = parse_value(c, pos, depth, &e)) != 0)
-            return rc;
-        if (bulki_add(&hsum, hsum, e.size) != 0)
+    size_t fast_end = keys_fast(c->base, c->len, pos, nkeys, fields, cap, &hsum);
+    for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
+        /* keys: only their size, end, and (indexed) bytes are kept */
+        struct fast_ent f;
+        const char *key;
+        size_t key_len;
+        uint64_t ksize;
+        if (fast_ent(c->base, c->len, pos, &f)) {
+            ksize = f.size;
+            key = f.type == BULKI_T_STRING ? (const char *)c->base + pos + 3 : NULL;
+            key_len = f.payload_len;
+            pos = f.end;
+        } else {
+            bulki_ent e;
+            if ((rc = parse_value_slow(c, pos, depth, &e)) != 0)
+                return rc;
+            ksize = e.size;
+            key = e.type == BULKI_T_STRING ? (const char *)e.payload : NULL;
+            key_len = e.payload_len;
+            pos = e.end;
+        }
+        if (bulki_add(&hsum, hsum, ksize) != 0)
             return fail_at(c, header_off, BULKI_E_SIZE);
-        pos = e.end;
+        if (i < cap) {
+            fields[i].key = key;
+            fields[i].key_len = key_len;
+        }
     }
+    if (fast_end != 0)
+        pos = fast_end;
     size_t off1 = pos;
     if ((rc = get_varint(c, &pos, &off)) != 0)
         return rc;
     if (off != off1)
         return fail_at(c, off1, BULKI_E_OFFSET);
     out->values_off = pos;
-    for (uint64_t i = 0; i < nkeys; i++) {
-        bulki_ent e;
-        if ((rc = parse_value(c, pos, depth, &e)) != 0)
+    fast_end = values_fast(c->base, c->len, pos, nkeys, depth, fields, cap, &dsum);
+    if (fast_end != 0)
+        pos = fast_end;
+    for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
+        bulki_ent tmp, *e = i < cap ? &fields[i].value : &tmp;
+        if ((rc = parse_value(c, pos, depth, e)) != 0)
             return rc;
-        if (bulki_add(&dsum, dsum, e.size) != 0)
+        if (bulki_add(&dsum, dsum, e->size) != 0)
             return fail_at(c, data_off, BULKI_E_SIZE);
-        pos = e.end;
+        pos = e->end;
     }
     size_t off2 = pos;
     if ((rc = get_varint(c, &pos, &off)) != 0)
@@ -216,19 +400,42 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out)
     return 0;
 }
 
-int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
+static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const void *buf,
+                      size_t len, size_t *err_off)
 {
     struct rctx c = {buf, len, 0};
     int rc;
-    if (out == NULL || (buf == NULL && len > 0))
+    if (out == NULL || (buf == NULL && len > 0) || (fields == NULL && cap > 0))
         return BULKI_E_INVAL;
     if (buf == NULL)
         rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
-    else if ((rc = parse_doc(&c, 0, 1, out)) == 0 && out->end != len)
+    else if ((rc = parse_doc(&c, 0, 1, out, fields, cap)) == 0 && out->end != len)
         rc = fail_at(&c, out->end, BULKI_E_TRAILING);
     if (rc != 0 && err_off)
         *err_off = c.err_off;
     return rc;
+}
+
+int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
+{
+    return decode_doc(out, NULL, 0, buf, len, err_off);
+}
+
+int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                       size_t len, size_t *err_off)
+{
+    int rc;
+    if (out == NULL)
+        return BULKI_E_INVAL;
+    out->fields = fields;
+    out->n = 0;
+    out->next = 0;
+    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off)) != 0) {
+        memset(&out->map, 0, sizeof out->map); /* an empty index: lookups find nothing */
+        return rc;
+    }
+    out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
+    return 0;
 }
 
 int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off)
@@ -248,6 +455,43 @@ int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_
 
 /* ---- walking validated views ---- */
 
+/*
+ * Re-read an entity of a map that bulki_decode_* validated: the header is
+ * bounds-checked as always, but the contents are not checked again (for a
+ * string only that its NUL is in place). Nested entities, and anything
+ * that does not look right, go through parse_value, which also reports
+ * the error and its offset.
+ */
+static int walk_value(struct rctx *c, size_t pos, int depth, bulki_ent *out)
+{
+    size_t start = pos;
+    uint64_t size, count;
+    if (get_varint(c, &pos, &size) != 0 || pos >= c->len)
+        return parse_value(c, start, depth, out);
+    uint8_t tc = c->base[pos++];
+    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
+    if ((tc & 0xC0) || ti == NULL || ti->kind == BULKI_KIND_NESTED ||
+        get_varint(c, &pos, &count) != 0 || size < BULKI_ENT_HDR)
+        return parse_value(c, start, depth, out);
+    uint64_t plen = size - BULKI_ENT_HDR;
+    uint8_t cls = (tc >> 5) & 1;
+    if (plen > c->len - pos || (cls == BULKI_ITEM && count != 1) ||
+        (ti->kind == BULKI_KIND_STRING && (plen == 0 || c->base[pos + plen - 1] != 0)))
+        return parse_value(c, start, depth, out);
+    out->base = c->base;
+    out->base_len = c->len;
+    out->offset = start;
+    out->end = pos + (size_t)plen;
+    out->payload = c->base + pos;
+    out->payload_len = (size_t)plen - (ti->kind == BULKI_KIND_STRING);
+    out->count = count;
+    out->size = size;
+    out->type = ti->code;
+    out->cls = cls;
+    out->depth = (uint8_t)depth;
+    return 0;
+}
+
 void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m)
 {
     it->map = m;
@@ -263,9 +507,9 @@ int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value)
     int rc;
     if (it->i >= m->npairs)
         return 0;
-    if ((rc = parse_value(&c, it->kpos, m->depth, key)) != 0)
+    if ((rc = walk_value(&c, it->kpos, m->depth, key)) != 0)
         return rc;
-    if ((rc = parse_value(&c, it->vpos, m->depth, value)) != 0)
+    if ((rc = walk_value(&c, it->vpos, m->depth, value)) != 0)
         return rc;
     it->kpos = key->end;
     it->vpos = value->end;
@@ -290,6 +534,94 @@ int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
     return rc < 0 ? rc : BULKI_E_NOTFOUND;
 }
 
+/* a[0..n) == b[0..n), for short keys without a call: 8, or 4, bytes at a
+ * time, the last chunk overlapping; reads only [0, n) of each. */
+static inline int key_eq(const void *a, const void *b, size_t n)
+{
+    const uint8_t *x = a, *y = b;
+    if (n >= 8) {
+        uint64_t u, v;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&u, x + i, 8);
+            memcpy(&v, y + i, 8);
+            if (u != v)
+                return 0;
+        }
+        memcpy(&u, x + n - 8, 8);
+        memcpy(&v, y + n - 8, 8);
+        return u == v;
+    }
+    if (n >= 4) {
+        uint32_t u1, v1, u2, v2;
+        memcpy(&u1, x, 4);
+        memcpy(&v1, y, 4);
+        memcpy(&u2, x + n - 4, 4);
+        memcpy(&v2, y + n - 4, 4);
+        return u1 == v1 && u2 == v2;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return 0;
+    return 1;
+}
+
+static int index_search(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len);
+
+int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
+{
+    if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
+        return BULKI_E_INVAL;
+    size_t n = ix->n, i = ix->next < n ? ix->next : 0;
+    const bulki_field *f = ix->fields;
+    /* fields asked for in record order: the pair after the previous hit */
+    if (i < n && f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
+        *value = f[i].value;
+        ix->next = i + 1;
+        return 0;
+    }
+    return index_search(value, ix, key, key_len);
+}
+
+/* Any other order, and pairs beyond the index. */
+__attribute__((noinline)) static int index_search(bulki_ent *value, bulki_index *ix,
+                                                  const char *key, size_t key_len)
+{
+    size_t n = ix->n, i = ix->next < n ? ix->next : 0;
+    const bulki_field *f = ix->fields;
+    /* from the previous hit to the end, then from the start to it */
+    for (size_t left = n; left > 0; left--) {
+        if (f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
+            *value = f[i].value;
+            ix->next = i + 1;
+            return 0;
+        }
+        if (++i == n)
+            i = 0;
+    }
+    if (n == ix->map.npairs)
+        return BULKI_E_NOTFOUND;
+    /* pairs beyond the index: walk them (skipping the indexed ones) */
+    bulki_map_iter it;
+    bulki_ent k, v;
+    int rc;
+    bulki_map_iter_init(&it, &ix->map);
+    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+        if (it.i > n && k.type == BULKI_T_STRING && k.payload_len == key_len &&
+            memcmp(k.payload, key, key_len) == 0) {
+            *value = v;
+            return 0;
+        }
+    }
+    return rc < 0 ? rc : BULKI_E_NOTFOUND;
+}
+
+int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key)
+{
+    if (key == NULL)
+        return BULKI_E_INVAL;
+    return bulki_index_getn(value, ix, key, strlen(key));
+}
+
 int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
 {
     struct rctx c = {e->base, e->base_len, 0};
@@ -300,7 +632,7 @@ int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
     if (index >= e->count)
         return BULKI_E_NOTFOUND;
     for (uint64_t i = 0;; i++) {
-        if ((rc = parse_doc(&c, pos, e->depth + 1, out)) != 0)
+        if ((rc = parse_doc(&c, pos, e->depth + 1, out, NULL, 0)) != 0)
             return rc;
         if (i == index)
             return 0;
@@ -330,13 +662,14 @@ int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index)
 
 /* Raw element i of a numeric entity: its kind and 64-bit pattern
  * (sign-extended for signed kinds). */
-static int elem_raw(const bulki_ent *e, uint64_t i, uint8_t *kind, uint64_t *bits,
-                    uint8_t *width)
+static inline int elem_raw(const bulki_ent *e, uint64_t i, uint8_t *kind, uint64_t *bits,
+                           uint8_t *width)
 {
-    const struct bulki_type_info *ti = bulki_type_info(e->type);
+    const struct bulki_type_info *ti = bulki_ti(e->type);
     if (ti == NULL || ti->width == 0)
         return BULKI_E_MISMATCH;
-    if (i >= e->count || i >= e->payload_len / ti->width)
+    /* widths are 1, 2, 4 or 8: a shift, not a division */
+    if (i >= e->count || i >= e->payload_len >> __builtin_ctz(ti->width))
         return BULKI_E_NOTFOUND;
     uint64_t v = bulki_load_le(e->payload + i * ti->width, ti->width);
     if (ti->kind == BULKI_KIND_SIGNED && ti->width < 8) {
@@ -401,12 +734,33 @@ int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i)
 
 int bulki_ent_i64(int64_t *out, const bulki_ent *e)
 {
-    return e->cls == BULKI_ITEM ? bulki_ent_elem_i64(out, e, 0) : BULKI_E_MISMATCH;
+    if (e->cls != BULKI_ITEM)
+        return BULKI_E_MISMATCH;
+    /* the common cases, straight from the bytes */
+    if (bulki_host_is_le() && e->count == 1) {
+        if (e->type == BULKI_T_INT64 && e->payload_len == 8) {
+            memcpy(out, e->payload, 8);
+            return 0;
+        }
+        if ((e->type == BULKI_T_INT32 || e->type == BULKI_T_INT) && e->payload_len == 4) {
+            int32_t v;
+            memcpy(&v, e->payload, 4);
+            *out = v;
+            return 0;
+        }
+    }
+    return bulki_ent_elem_i64(out, e, 0);
 }
 
 int bulki_ent_u64(uint64_t *out, const bulki_ent *e)
 {
-    return e->cls == BULKI_ITEM ? bulki_ent_elem_u64(out, e, 0) : BULKI_E_MISMATCH;
+    if (e->cls != BULKI_ITEM)
+        return BULKI_E_MISMATCH;
+    if (bulki_host_is_le() && e->count == 1 && e->type == BULKI_T_UINT64 && e->payload_len == 8) {
+        memcpy(out, e->payload, 8);
+        return 0;
+    }
+    return bulki_ent_elem_u64(out, e, 0);
 }
 
 int bulki_ent_f64(double *out, const bulki_ent *e)

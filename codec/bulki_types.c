@@ -3,10 +3,11 @@
  * the error-code table. Codec, store and tools all read these.
  */
 #include "bulki.h"
+#include "bulki_int.h"
 
 #include <string.h>
 
-static const struct bulki_type_info type_table[] = {
+const struct bulki_type_info bulki_type_table[BULKI_NTYPES] = {
     {0, 0, BULKI_KIND_INVALID, NULL},
     {BULKI_T_SHORT, 2, BULKI_KIND_SIGNED, "PDC_SHORT"},
     {BULKI_T_INT, 4, BULKI_KIND_SIGNED, "PDC_INT"},
@@ -31,21 +32,41 @@ static const struct bulki_type_info type_table[] = {
     {BULKI_T_BULKI_ENT, 0, BULKI_KIND_NESTED, "PDC_BULKI_ENT"},
 };
 
-#define NTYPES (sizeof(type_table) / sizeof(type_table[0]))
+
+/* Items (class 0) at [code], arrays (class 1) at [code | 32]. */
+#define FN(w) (BULKI_FAST_OK | (w))
+#define FB (BULKI_FAST_OK | BULKI_FAST_BOOL | 1)
+#define FS (BULKI_FAST_OK | BULKI_FAST_STR)
+const uint8_t bulki_fast_tc[64] = {
+    /* items: SHORT INT UINT LONG INT8 UINT8 INT16 UINT16 INT32 UINT32 INT64
+     * UINT64 FLOAT DOUBLE CHAR STRING BOOLEAN VOID_PTR SIZE_T (BULKI,
+     * BULKI_ENT: 0) */
+    [1] = FN(2), [2] = FN(4), [3] = FN(4), [4] = FN(8), [5] = FN(1), [6] = FN(1),
+    [7] = FN(2), [8] = FN(2), [9] = FN(4), [10] = FN(4), [11] = FN(8), [12] = FN(8),
+    [13] = FN(4), [14] = FN(8), [15] = FN(1), [16] = FS, [17] = FB, [18] = FN(8),
+    [19] = FN(8),
+    /* arrays: the same widths; no string arrays in BULKI v0.1 */
+    [32 + 1] = FN(2), [32 + 2] = FN(4), [32 + 3] = FN(4), [32 + 4] = FN(8),
+    [32 + 5] = FN(1), [32 + 6] = FN(1), [32 + 7] = FN(2), [32 + 8] = FN(2),
+    [32 + 9] = FN(4), [32 + 10] = FN(4), [32 + 11] = FN(8), [32 + 12] = FN(8),
+    [32 + 13] = FN(4), [32 + 14] = FN(8), [32 + 15] = FN(1), [32 + 17] = FB,
+    [32 + 18] = FN(8), [32 + 19] = FN(8),
+};
+#undef FN
+#undef FB
+#undef FS
 
 const struct bulki_type_info *bulki_type_info(unsigned code)
 {
-    if (code == 0 || code >= NTYPES)
-        return NULL;
-    return &type_table[code];
+    return bulki_ti(code);
 }
 
 unsigned bulki_type_by_name(const char *name)
 {
     if (name == NULL)
         return 0;
-    for (unsigned i = 1; i < NTYPES; i++)
-        if (strcmp(type_table[i].name, name) == 0)
+    for (unsigned i = 1; i < BULKI_NTYPES; i++)
+        if (strcmp(bulki_type_table[i].name, name) == 0)
             return i;
     return 0;
 }

@@ -19,10 +19,36 @@
 
 static int doc_notional(uint64_t *out, const bulki_doc *d, int depth);
 
-/* Check a value's description and compute its notional size. */
-static int value_notional(uint64_t *out, const bulki_value *v, int depth)
+static int value_notional_slow(uint64_t *out, const bulki_value *v, int depth);
+
+/* Check a value's description and compute its notional size. Fast path:
+ * string items and numeric items and arrays, checked exactly as
+ * value_notional_slow() checks them (anything else goes there). */
+__attribute__((always_inline)) static inline int value_notional(uint64_t *out,
+                                                               const bulki_value *v, int depth)
 {
-    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    const struct bulki_type_info *ti = bulki_ti(v->type);
+    if (ti != NULL && v->cls == BULKI_ITEM && v->count == 1 && ti->kind == BULKI_KIND_STRING &&
+        (v->len == 0 || v->u.data != NULL) && v->len <= UINT64_MAX - BULKI_ENT_HDR - 1 &&
+        !(v->len > 0 && bulki_has_nul(v->u.data, v->len))) {
+        *out = BULKI_ENT_HDR + (uint64_t)v->len + 1;
+        return 0;
+    }
+    if (ti != NULL && ti->width > 0 && ti->kind != BULKI_KIND_BOOL &&
+        (v->cls == BULKI_ARRAY || (v->cls == BULKI_ITEM && v->count == 1)) &&
+        (v->count == 0 || v->u.data != NULL) &&
+        v->count <= (UINT64_MAX - BULKI_ENT_HDR) / 8) {
+        *out = BULKI_ENT_HDR + v->count * ti->width;
+        return 0;
+    }
+    return value_notional_slow(out, v, depth);
+}
+
+/* The general check: every description, every error. */
+__attribute__((noinline)) static int value_notional_slow(uint64_t *out, const bulki_value *v,
+                                                         int depth)
+{
+    const struct bulki_type_info *ti = bulki_ti(v->type);
     uint64_t sum = BULKI_ENT_HDR, s;
 
     if (ti == NULL)
@@ -38,7 +64,7 @@ static int value_notional(uint64_t *out, const bulki_value *v, int depth)
             return BULKI_E_STRING_ARRAY;
         if (v->len > 0 && v->u.data == NULL)
             return BULKI_E_INVAL;
-        if (v->len > 0 && memchr(v->u.data, 0, v->len) != NULL)
+        if (v->len > 0 && bulki_has_nul(v->u.data, v->len))
             return BULKI_E_STRING;
         if (bulki_add(&sum, sum, (uint64_t)v->len + 1) != 0)
             return BULKI_E_COUNT;
@@ -145,8 +171,16 @@ static uint8_t *reserve(bulki_writer *w, size_t n)
     return p;
 }
 
-static void put_varint(bulki_writer *w, uint64_t v)
+static inline void put_varint(bulki_writer *w, uint64_t v)
 {
+    /* room for the longest varint: write in place (counting mode: count) */
+    if (w->err == 0 && w->cap - w->pos >= BULKI_VARINT_MAX) {
+        if (w->buf)
+            w->pos += bulki_varint_put(w->buf + w->pos, v);
+        else
+            w->pos += bulki_varint_len(v);
+        return;
+    }
     uint8_t tmp[BULKI_VARINT_MAX];
     size_t n = bulki_varint_put(tmp, v);
     uint8_t *p = reserve(w, n);
@@ -162,16 +196,51 @@ static void put_byte(bulki_writer *w, uint8_t b)
 }
 
 static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth);
+static void emit_value(bulki_writer *w, const bulki_value *v, int depth);
 
-static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
+static void emit_sized_slow(bulki_writer *w, const bulki_value *v, uint64_t size, int depth);
+
+/* Write a value whose description value_notional() has checked and
+ * measured (`size`). */
+__attribute__((always_inline)) static inline void emit_sized(bulki_writer *w, const bulki_value *v,
+                                                            uint64_t size, int depth)
 {
-    uint64_t size;
-    int rc = value_notional(&size, v, depth);
-    if (rc != 0) {
-        fail(w, rc);
-        return;
+    const struct bulki_type_info *ti = bulki_ti(v->type);
+    /* Fast path, a base type or string that fits: one capacity check for
+     * the whole entity (header at most 2 varints + 1 byte). */
+    if (ti->kind != BULKI_KIND_NESTED && w->err == 0 && w->buf != NULL &&
+        (bulki_host_is_le() || ti->width <= 1)) {
+        size_t plen = ti->kind == BULKI_KIND_STRING ? v->len + 1 : (size_t)v->count * ti->width;
+        size_t room = w->cap - w->pos;
+        if (room >= 2 * BULKI_VARINT_MAX + 1 && plen <= room - (2 * BULKI_VARINT_MAX + 1)) {
+            uint8_t *p = w->buf + w->pos;
+            p += bulki_varint_put(p, size);
+            *p++ = (uint8_t)(v->type | (v->cls << 5));
+            p += bulki_varint_put(p, v->count);
+            if (ti->kind == BULKI_KIND_STRING) {
+                if (v->len > 0)
+                    memcpy(p, v->u.data, v->len);
+                p[v->len] = 0;
+            } else if (plen == 8) {
+                memcpy(p, v->u.data, 8);
+            } else if (plen == 4) {
+                memcpy(p, v->u.data, 4);
+            } else if (plen > 0) {
+                memcpy(p, v->u.data, plen);
+            }
+            w->pos = (size_t)(p + plen - w->buf);
+            return;
+        }
     }
-    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    emit_sized_slow(w, v, size, depth);
+}
+
+/* Everything else: nested values, big-endian hosts, counting mode, a
+ * buffer that may be too small (each write checked, the error latched). */
+__attribute__((noinline)) static void emit_sized_slow(bulki_writer *w, const bulki_value *v,
+                                                      uint64_t size, int depth)
+{
+    const struct bulki_type_info *ti = bulki_ti(v->type);
     put_varint(w, size);
     put_byte(w, (uint8_t)(v->type | (v->cls << 5)));
     put_varint(w, v->count);
@@ -206,10 +275,42 @@ static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
     }
 }
 
+static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
+{
+    uint64_t size;
+    int rc = value_notional(&size, v, depth);
+    if (rc != 0) {
+        fail(w, rc);
+        return;
+    }
+    emit_sized(w, v, size, depth);
+}
+
+/* Pairs whose notional sizes emit_doc keeps on the stack, so that each
+ * value is checked and measured once (larger documents measure twice). */
+#define SIZES_ON_STACK 32
+
 static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth)
 {
-    uint64_t h, dt;
-    int rc = doc_sums(&h, &dt, d, depth);
+    uint64_t h = 0, dt = 0, ks[SIZES_ON_STACK], vs[SIZES_ON_STACK];
+    int rc;
+    if (d->npairs <= SIZES_ON_STACK) {
+        if (depth > BULKI_MAX_DEPTH)
+            rc = BULKI_E_DEPTH;
+        else if (d->npairs > 0 && d->pairs == NULL)
+            rc = BULKI_E_INVAL;
+        else
+            rc = 0;
+        for (size_t i = 0; i < d->npairs && rc == 0; i++) {
+            if ((rc = value_notional(&ks[i], &d->pairs[i].key, depth)) != 0 ||
+                (rc = value_notional(&vs[i], &d->pairs[i].value, depth)) != 0)
+                break;
+            if (bulki_add(&h, h, ks[i]) != 0 || bulki_add(&dt, dt, vs[i]) != 0)
+                rc = BULKI_E_COUNT;
+        }
+    } else {
+        rc = doc_sums(&h, &dt, d, depth);
+    }
     if (rc != 0) {
         fail(w, rc);
         return;
@@ -218,11 +319,20 @@ static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth)
     put_varint(w, d->npairs);
     put_varint(w, h);
     put_varint(w, dt);
-    for (size_t i = 0; i < d->npairs && w->err == 0; i++)
-        emit_value(w, &d->pairs[i].key, depth);
+    int known = d->npairs <= SIZES_ON_STACK;
+    for (size_t i = 0; i < d->npairs && w->err == 0; i++) {
+        if (known)
+            emit_sized(w, &d->pairs[i].key, ks[i], depth);
+        else
+            emit_value(w, &d->pairs[i].key, depth);
+    }
     put_varint(w, w->pos);
-    for (size_t i = 0; i < d->npairs && w->err == 0; i++)
-        emit_value(w, &d->pairs[i].value, depth);
+    for (size_t i = 0; i < d->npairs && w->err == 0; i++) {
+        if (known)
+            emit_sized(w, &d->pairs[i].value, vs[i], depth);
+        else
+            emit_value(w, &d->pairs[i].value, depth);
+    }
     put_varint(w, w->pos);
 }
 

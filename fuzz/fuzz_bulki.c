@@ -16,6 +16,10 @@
  *     contiguous. The walk also notes whether any varint is in non-minimal
  *     (overlong) form, which BULKI allows on input and never writes;
  *
+ *     bulki_decode_index agrees with bulki_decode_doc at several index
+ *     capacities (same error and offset, same map, fields = the pairs in
+ *     order) and bulki_index_get finds every string key;
+ *
  *  2. converted to JSON (bulki_json_from_doc/value) and encoded back
  *     (bulki_json_encode), both from the json-c tree and through the JSON
  *     text the bulki CLI prints. Without overlong varints the bytes must
@@ -368,6 +372,68 @@ static json_object *via_text(json_object *j)
     return r;
 }
 
+/* Same views? (every field but the ones that only matter to the walkers) */
+static int same_view(const bulki_ent *a, const bulki_ent *b)
+{
+    return a->base == b->base && a->offset == b->offset && a->end == b->end &&
+           a->payload == b->payload && a->payload_len == b->payload_len &&
+           a->count == b->count && a->size == b->size && a->type == b->type &&
+           a->cls == b->cls && a->depth == b->depth;
+}
+
+/* bulki_decode_index agrees with bulki_decode_doc (rc, err_off, the map)
+ * at every capacity, its fields are the pairs in order, and a lookup of
+ * every string key finds a pair with that key, also beyond the capacity. */
+static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off,
+                        const bulki_map *m)
+{
+    enum { NF = 8 };
+    static const size_t caps[] = {0, 1, 3, NF};
+    bulki_field fields[NF];
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        bulki_index ix;
+        size_t off = SIZE_MAX;
+        int irc = bulki_decode_index(&ix, caps[c] ? fields : NULL, caps[c], data, size, &off);
+        FZ_CHECK(irc == rc);
+        if (rc != 0) {
+            FZ_CHECK(off == err_off);
+            continue;
+        }
+        FZ_CHECK(ix.map.offset == m->offset && ix.map.end == m->end &&
+                 ix.map.keys_off == m->keys_off && ix.map.values_off == m->values_off &&
+                 ix.map.npairs == m->npairs && ix.map.total == m->total);
+        FZ_CHECK(ix.n == (m->npairs < caps[c] ? m->npairs : caps[c]));
+        bulki_map_iter it;
+        bulki_ent k, v, got;
+        uint64_t i = 0;
+        bulki_map_iter_init(&it, m);
+        while (bulki_map_next(&it, &k, &v) == 1 && i < MAX_GET_CHECKS) {
+            if (i < ix.n) {
+                FZ_CHECK(same_view(&ix.fields[i].value, &v));
+                if (k.type == BULKI_T_STRING)
+                    FZ_CHECK(ix.fields[i].key == (const char *)k.payload &&
+                             ix.fields[i].key_len == k.payload_len);
+                else
+                    FZ_CHECK(ix.fields[i].key == NULL);
+            }
+            if (k.type == BULKI_T_STRING) {
+                FZ_CHECK(bulki_index_getn(&got, &ix, (const char *)k.payload, k.payload_len) == 0);
+                /* some pair with this key: the one found, or a duplicate */
+                bulki_map_iter it2;
+                bulki_ent k2, v2;
+                int found = 0;
+                bulki_map_iter_init(&it2, m);
+                while (!found && bulki_map_next(&it2, &k2, &v2) == 1)
+                    found = same_key(&k2, &k) && same_view(&v2, &got);
+                FZ_CHECK(found);
+            }
+            i++;
+        }
+        int grc = bulki_index_get(&got, &ix, "\x01no such key\x02");
+        FZ_CHECK(grc == BULKI_E_NOTFOUND || grc == 0);
+    }
+}
+
 static void one_form(int is_doc, const uint8_t *data, size_t size)
 {
     bulki_map m;
@@ -378,6 +444,8 @@ static void one_form(int is_doc, const uint8_t *data, size_t size)
     bulki_map m2;
     bulki_ent e2;
     FZ_CHECK(decode(is_doc, data, size, &m2, &e2, NULL) == rc);
+    if (is_doc)
+        check_index(data, size, rc, err_off, &m);
     if (rc != 0) {
         FZ_CHECK(rc <= BULKI_E_TRUNCATED && rc >= BULKI_E_BOOL); /* a decode error */
         FZ_CHECK(err_off <= size);

@@ -152,3 +152,59 @@ char *htu_long_name(char fill, size_t len)
     s[len] = 0;
     return s;
 }
+
+struct ckpt_obj htu_full_obj(uint32_t ndim)
+{
+    struct ckpt_obj o;
+    memset(&o, 0, sizeof o);
+    o.obj_id = 1000000042ull;
+    o.cont_id = 1000000001ull;
+    o.obj_name = "/run-7/field/temperature";
+    o.app_name = "vpic";
+    o.data_location = "/lustre/scratch/run-7/temperature.h5";
+    o.tags = "kind=field,units=K";
+    o.time_step = 17;
+    o.user_id = 4242;
+    o.data_type = 14;
+    o.transform_state = 3;
+    o.create_time = 1700000000123ll;
+    o.last_modified_time = 1700000009999ll;
+    o.data_server_id = 9;
+    o.region_partition = 2;
+    o.consistency = 1;
+    o.ndim = ndim;
+    for (uint32_t i = 0; i < ndim && i < CKPT_MAX_DIM; i++)
+        o.dims[i] = 1000u * (i + 1) + i;
+    return o;
+}
+
+const double htu_hist_range[6] = {-1.5, 0.0, 0.0, 2.25, 2.25, 1e300};
+const uint64_t htu_hist_bin[3] = {7, 0, UINT64_MAX};
+
+struct ckpt_region htu_full_region(uint32_t ndim, int with_hist)
+{
+    struct ckpt_region g;
+    memset(&g, 0, sizeof g);
+    g.obj_id = 1000000042ull;
+    g.ndim = ndim;
+    for (uint32_t i = 0; i < ndim && i < CKPT_MAX_DIM; i++) {
+        g.start[i] = 10u * i;
+        g.count[i] = 100u + i;
+    }
+    g.data_size = 123456789ull;
+    g.unit_size = 8;
+    g.data_loc_type = 2;
+    g.storage_location = "/lustre/region.bin";
+    g.offset = 4096;
+    g.cache_location = "/dev/shm/cache";
+    g.cache_offset = 512;
+    g.has_hist = with_hist;
+    if (with_hist) {
+        g.hist.dtype = 14;
+        g.hist.nbin = 3;
+        g.hist.range = htu_hist_range;
+        g.hist.bin = htu_hist_bin;
+        g.hist.incr = 0.75;
+    }
+    return g;
+}

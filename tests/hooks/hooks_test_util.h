@@ -50,4 +50,12 @@ void htu_assert_kvtag_eq(const struct ckpt_kvtag *a, const struct ckpt_kvtag *b)
 /* A malloc'ed string of len bytes `fill` (NUL-terminated). */
 char *htu_long_name(char fill, size_t len);
 
+/* Records with every field set to a distinctive value: an object with ndim
+ * dims, a region with ndim dimensions and, with_hist, a 3-bin histogram
+ * (htu_hist_range / htu_hist_bin). Strings are static. */
+struct ckpt_obj htu_full_obj(uint32_t ndim);
+struct ckpt_region htu_full_region(uint32_t ndim, int with_hist);
+extern const double htu_hist_range[6];
+extern const uint64_t htu_hist_bin[3];
+
 #endif

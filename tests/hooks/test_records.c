@@ -74,63 +74,6 @@ static uint8_t *enc_region(const struct ckpt_region *g, size_t *len)
     return b;
 }
 
-/* An object with every field set to a distinctive value. */
-static struct ckpt_obj full_obj(uint32_t ndim)
-{
-    struct ckpt_obj o;
-    memset(&o, 0, sizeof o);
-    o.obj_id = 1000000042ull;
-    o.cont_id = 1000000001ull;
-    o.obj_name = "/run-7/field/temperature";
-    o.app_name = "vpic";
-    o.data_location = "/lustre/scratch/run-7/temperature.h5";
-    o.tags = "kind=field,units=K";
-    o.time_step = 17;
-    o.user_id = 4242;
-    o.data_type = 14;
-    o.transform_state = 3;
-    o.create_time = 1700000000123ll;
-    o.last_modified_time = 1700000009999ll;
-    o.data_server_id = 9;
-    o.region_partition = 2;
-    o.consistency = 1;
-    o.ndim = ndim;
-    for (uint32_t i = 0; i < ndim; i++)
-        o.dims[i] = 1000u * (i + 1) + i;
-    return o;
-}
-
-static const double hist_range[6] = {-1.5, 0.0, 0.0, 2.25, 2.25, 1e300};
-static const uint64_t hist_bin[3] = {7, 0, UINT64_MAX};
-
-static struct ckpt_region full_region(uint32_t ndim, int with_hist)
-{
-    struct ckpt_region g;
-    memset(&g, 0, sizeof g);
-    g.obj_id = 1000000042ull;
-    g.ndim = ndim;
-    for (uint32_t i = 0; i < ndim; i++) {
-        g.start[i] = 10u * i;
-        g.count[i] = 100u + i;
-    }
-    g.data_size = 123456789ull;
-    g.unit_size = 8;
-    g.data_loc_type = 2;
-    g.storage_location = "/lustre/region.bin";
-    g.offset = 4096;
-    g.cache_location = "/dev/shm/cache";
-    g.cache_offset = 512;
-    g.has_hist = with_hist;
-    if (with_hist) {
-        g.hist.dtype = 14;
-        g.hist.nbin = 3;
-        g.hist.range = hist_range;
-        g.hist.bin = hist_bin;
-        g.hist.incr = 0.75;
-    }
-    return g;
-}
-
 /* Copy rec into an exact-size heap buffer, so ASan catches over-reads. */
 static uint8_t *dup_rec(const void *rec, size_t len)
 {
@@ -365,7 +308,7 @@ static void test_obj_roundtrip_all_fields_0_to_4_dims(void **state)
 {
     (void)state;
     for (uint32_t nd = 0; nd <= CKPT_MAX_DIM; nd++) {
-        struct ckpt_obj o = full_obj(nd), d;
+        struct ckpt_obj o = htu_full_obj(nd), d;
         size_t len, off = 0;
         uint8_t *rec = enc_obj(&o, &len);
         memset(&d, 0xEE, sizeof d);
@@ -380,7 +323,7 @@ static void test_obj_roundtrip_all_fields_0_to_4_dims(void **state)
 static void test_obj_roundtrip_extreme_values(void **state)
 {
     (void)state;
-    struct ckpt_obj o = full_obj(CKPT_MAX_DIM), d;
+    struct ckpt_obj o = htu_full_obj(CKPT_MAX_DIM), d;
     o.obj_id = UINT64_MAX;
     o.cont_id = 0;
     o.time_step = INT32_MIN;
@@ -404,7 +347,7 @@ static void test_obj_roundtrip_extreme_values(void **state)
 static void test_obj_roundtrip_empty_and_null_strings(void **state)
 {
     (void)state;
-    struct ckpt_obj o = full_obj(1), d;
+    struct ckpt_obj o = htu_full_obj(1), d;
     o.obj_name = "";
     o.app_name = "";
     o.data_location = NULL; /* encoded as "" */
@@ -423,12 +366,12 @@ static void test_obj_roundtrip_empty_and_null_strings(void **state)
 static void test_obj_encode_rejects_bad_input(void **state)
 {
     (void)state;
-    struct ckpt_obj o = full_obj(2);
+    struct ckpt_obj o = htu_full_obj(2);
     uint8_t buf[1024];
     size_t len;
     o.ndim = CKPT_MAX_DIM + 1;
     HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
-    o = full_obj(2);
+    o = htu_full_obj(2);
     o.obj_name = NULL;
     HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
     HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, NULL));
@@ -663,7 +606,7 @@ static void test_region_roundtrip_without_histogram(void **state)
 {
     (void)state;
     for (uint32_t nd = 1; nd <= CKPT_MAX_DIM; nd++) {
-        struct ckpt_region g = full_region(nd, 0), d;
+        struct ckpt_region g = htu_full_region(nd, 0), d;
         size_t len;
         uint8_t *rec = enc_region(&g, &len);
         memset(&d, 0xEE, sizeof d);
@@ -678,7 +621,7 @@ static void test_region_roundtrip_with_histogram(void **state)
 {
     (void)state;
     for (uint32_t nd = 1; nd <= CKPT_MAX_DIM; nd++) {
-        struct ckpt_region g = full_region(nd, 1), d;
+        struct ckpt_region g = htu_full_region(nd, 1), d;
         size_t len;
         uint8_t *rec = enc_region(&g, &len);
         uint8_t *copy = dup_rec(rec, len);
@@ -688,15 +631,15 @@ static void test_region_roundtrip_with_histogram(void **state)
         assert_int_equal(d.hist.nbin, 3);
         assert_true(d.hist.incr == 0.75);
         for (size_t i = 0; i < 3; i++)
-            assert_true(ckpt_hist_bin(&d.hist, i) == hist_bin[i]);
+            assert_true(ckpt_hist_bin(&d.hist, i) == htu_hist_bin[i]);
         for (size_t i = 0; i < 6; i++)
-            assert_true(ckpt_hist_range(&d.hist, i) == hist_range[i]);
+            assert_true(ckpt_hist_range(&d.hist, i) == htu_hist_range[i]);
         htu_assert_region_eq(&g, &d);
         free(copy);
         free(rec);
     }
     /* a histogram with no bins */
-    struct ckpt_region g = full_region(2, 1), d;
+    struct ckpt_region g = htu_full_region(2, 1), d;
     g.hist.nbin = 0;
     g.hist.range = NULL;
     g.hist.bin = NULL;
@@ -713,15 +656,15 @@ static void test_region_encode_rejects_bad_input(void **state)
     (void)state;
     uint8_t buf[1024];
     size_t len;
-    struct ckpt_region g = full_region(2, 1);
+    struct ckpt_region g = htu_full_region(2, 1);
     g.ndim = 0;
     HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
     g.ndim = CKPT_MAX_DIM + 1;
     HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
-    g = full_region(2, 1);
+    g = htu_full_region(2, 1);
     g.hist.nbin = -1;
     HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
-    g = full_region(2, 1);
+    g = htu_full_region(2, 1);
     g.hist.bin = NULL;
     HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
     HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, NULL));
@@ -737,7 +680,7 @@ static uint8_t *sample(enum rec_kind k, size_t *len)
     static const int32_t iv[3] = {1, 2, 3};
     switch (k) {
     case R_OBJ: {
-        struct ckpt_obj o = full_obj(3);
+        struct ckpt_obj o = htu_full_obj(3);
         return enc_obj(&o, len);
     }
     case R_KVTAG: {
@@ -749,7 +692,7 @@ static uint8_t *sample(enum rec_kind k, size_t *len)
         return enc_cont(&c, len);
     }
     default: {
-        struct ckpt_region g = full_region(3, 1);
+        struct ckpt_region g = htu_full_region(3, 1);
         return enc_region(&g, len);
     }
     }
@@ -1048,10 +991,10 @@ static void test_decode_of_a_record_of_another_kind_is_rejected(void **state)
 static int encode_kind(enum rec_kind k, uint8_t *buf, size_t cap, size_t *len)
 {
     static const int32_t iv[3] = {1, 2, 3};
-    struct ckpt_obj o = full_obj(4);
+    struct ckpt_obj o = htu_full_obj(4);
     struct ckpt_kvtag t = {"a-tag", BULKI_T_INT, sizeof iv, iv};
     struct ckpt_cont c = {1000000001ull, "/run-7", "x=y"};
-    struct ckpt_region g = full_region(4, 1);
+    struct ckpt_region g = htu_full_region(4, 1);
     switch (k) {
     case R_OBJ:
         return ckpt_rec_obj_encode(buf, cap, len, &o);

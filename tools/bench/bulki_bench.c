@@ -15,50 +15,20 @@
  * bad usage.
  */
 #include <inttypes.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "bench_record.h"
+#include "bench_util.h"
 #include "bulki.h"
 
 #define PROG "bulki-bench"
 
-struct record {
-    uint64_t obj_id;
-    char obj_name[64];
-    uint64_t cont_id;
-    int32_t user_id;
-    char app_name[16];
-    int32_t time_step;
-    int32_t data_type;
-    int32_t ndim;
-    uint64_t dims[3];
-    int64_t create_time;
-};
 
-#define NFIELDS 10
+#define NFIELDS BENCH_NFIELDS
 
-/* The description of r; pairs[] must have NFIELDS entries. */
-static void describe(bulki_doc *doc, bulki_pair *pairs, const struct record *r)
-{
-#define KEY(s) BULKI_V_STRN((s), sizeof(s) - 1)
-    pairs[0] = (bulki_pair){KEY("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &r->obj_id)};
-    pairs[1] = (bulki_pair){KEY("obj_name"), BULKI_V_STRN(r->obj_name, strlen(r->obj_name))};
-    pairs[2] = (bulki_pair){KEY("cont_id"), BULKI_V_ITEM(BULKI_T_UINT64, &r->cont_id)};
-    pairs[3] = (bulki_pair){KEY("user_id"), BULKI_V_ITEM(BULKI_T_INT32, &r->user_id)};
-    pairs[4] = (bulki_pair){KEY("app_name"), BULKI_V_STRN(r->app_name, strlen(r->app_name))};
-    pairs[5] = (bulki_pair){KEY("time_step"), BULKI_V_ITEM(BULKI_T_INT32, &r->time_step)};
-    pairs[6] = (bulki_pair){KEY("data_type"), BULKI_V_ITEM(BULKI_T_INT32, &r->data_type)};
-    pairs[7] = (bulki_pair){KEY("ndim"), BULKI_V_ITEM(BULKI_T_INT32, &r->ndim)};
-    pairs[8] = (bulki_pair){KEY("dims"), BULKI_V_ARRAY(BULKI_T_UINT64, r->dims, 3)};
-    pairs[9] = (bulki_pair){KEY("create_time"), BULKI_V_ITEM(BULKI_T_INT64, &r->create_time)};
-#undef KEY
-    doc->npairs = NFIELDS;
-    doc->pairs = pairs;
-}
 
 /* Field lookup: by bulki_map_get (a walk from the first pair per field),
  * or, with onepass, from the pairs collected in one bulki_map_next walk
@@ -85,7 +55,7 @@ static int field(struct fields *f, const char *key, bulki_ent *e)
 }
 
 /* Decode buf and fetch every field into *out; 0 or a BULKI_E* code. */
-static int load(struct record *out, const uint8_t *buf, size_t len, int onepass)
+static int load(struct bench_record *out, const uint8_t *buf, size_t len, int onepass)
 {
     struct fields f;
     bulki_map_iter it;
@@ -153,15 +123,6 @@ static int load(struct record *out, const uint8_t *buf, size_t len, int onepass)
     return 0;
 }
 
-static uint64_t checksum_record(const struct record *r)
-{
-    uint64_t h = r->obj_id ^ (r->cont_id << 1) ^ (uint64_t)r->create_time;
-    h += (uint64_t)(uint32_t)r->user_id + (uint64_t)(uint32_t)r->time_step +
-         (uint64_t)(uint32_t)r->data_type + (uint64_t)(uint32_t)r->ndim;
-    h += r->dims[0] + r->dims[1] * 3 + r->dims[2] * 7;
-    h += (uint8_t)r->obj_name[0] + strlen(r->obj_name) + strlen(r->app_name);
-    return h;
-}
 
 static double now(void)
 {
@@ -170,21 +131,11 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void report(const char *what, double *rate, size_t runs, size_t bytes)
 {
-    double med = median(rate, runs); /* sorts: rate[0] min, rate[runs-1] max */
+    double med = bench_median(rate, runs); /* sorts: rate[0] min, rate[runs-1] max */
     printf("%-15s median %8.3f M records/s  (min %.3f, max %.3f)  %6.1f ns/record  %7.1f MB/s\n",
            what, med / 1e6, rate[0] / 1e6, rate[runs - 1] / 1e6, 1e9 / med,
            med * (double)bytes / 1e6);
@@ -197,70 +148,22 @@ static void usage(FILE *f)
                "RUNS times (default 5); print median and min/max records/s.\n");
 }
 
-static int parse_count(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v;
-    if (s[0] < '0' || s[0] > '9')
-        return -1;
-    v = strtoull(s, &end, 10);
-    if (*end != 0 || v == 0 || v > SIZE_MAX / 2)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
     size_t n = 1000000, runs = 5;
-    int opt;
-    static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    while ((opt = getopt_long(argc, argv, "n:r:h", lo, NULL)) != -1) {
-        switch (opt) {
-        case 'n':
-            if (parse_count(optarg, &n) != 0) {
-                fprintf(stderr, PROG ": -n needs a positive integer, not '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'r':
-            if (parse_count(optarg, &runs) != 0) {
-                fprintf(stderr, PROG ": -r needs a positive integer, not '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc) {
-        fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        return 2;
-    }
+    int rc = bench_args(argc, argv, PROG, usage, &n, &runs);
+    if (rc >= 0)
+        return rc;
 
-    struct record rec = {
-        .obj_id = 1000001,
-        .obj_name = "/climate/run42/temperature_0001",
-        .cont_id = 1000000,
-        .user_id = 1001,
-        .app_name = "vpic",
-        .time_step = 17,
-        .data_type = 9,
-        .ndim = 3,
-        .dims = {1024, 2048, 4096},
-        .create_time = 1717171717000000LL,
-    };
+    struct bench_record rec;
+    bench_record_sample(&rec);
     bulki_pair pairs[NFIELDS];
     bulki_doc doc;
-    describe(&doc, pairs, &rec);
+    bench_record_describe(&doc, pairs, &rec);
 
     size_t cap = 0, len = 0;
-    int rc = bulki_doc_encoded_len(&cap, &doc);
+    rc = bulki_doc_encoded_len(&cap, &doc);
     uint8_t *buf = malloc(cap);
     double *enc_rate = malloc(runs * sizeof *enc_rate);
     double *dec_rate = malloc(runs * sizeof *dec_rate);
@@ -273,7 +176,7 @@ int main(int argc, char **argv)
     }
 
     /* the record survives a round trip */
-    struct record back;
+    struct bench_record back;
     memset(&back, 0, sizeof back);
     rc = bulki_encode_doc(&len, buf, cap, &doc);
     if (rc == 0)
@@ -308,7 +211,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, PROG ": decode: %s\n", bulki_strerror(rc));
                 return 1;
             }
-            sum += checksum_record(&back);
+            sum += bench_record_checksum(&back);
         }
         double t2 = now();
         for (size_t i = 0; i < n; i++) {
@@ -327,7 +230,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, PROG ": decode: %s\n", bulki_strerror(rc));
                 return 1;
             }
-            sum += checksum_record(&back);
+            sum += bench_record_checksum(&back);
         }
         double t4 = now();
         one_rate[r] = (double)n / (t4 - t3 > 0 ? t4 - t3 : 1e-9);
