@@ -123,6 +123,7 @@ struct ckpt_hooks_opts {
      * whose local environment is gone (node replaced) starts from the
      * shared copy. NULL: off. */
     const char *shared_root;
+    unsigned sync_kb;           /* background sync every sync_kb KiB committed */
     /* Progress of long operations (re-homing: old environments read by
      * this rank so far, of how many), called between environments; the
      * library itself never prints. NULL: off. */
@@ -130,7 +131,8 @@ struct ckpt_hooks_opts {
     void *progress_arg;
 };
 #define CKPT_HOOKS_OPTS_INIT                                                    \
-    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL, NULL, NULL}
+    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL,  \
+     CKPT_SYNC_KB_DEFAULT, NULL, NULL}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the
@@ -141,6 +143,8 @@ struct ckpt_hooks_opts {
  *   PDC_CKPT_COMMIT_MS    T
  *   PDC_CKPT_SYNC         sync | interval | close
  *   PDC_CKPT_SYNC_MS      background sync period
+ *   PDC_CKPT_SYNC_KB      background sync also every this many KiB committed
+ *                         (0: only every PDC_CKPT_SYNC_MS)
  *   PDC_CKPT_SHARED_DIR   shared_root: publish copies there (node-local mode)
  * `root_buf` (PATH_MAX bytes) holds the root string. Returns CKPT_E_INVAL
  * naming the variable if a value does not parse.
@@ -195,6 +199,7 @@ CKPT_API void ckpt_hooks_read_end(ckpt_hooks_read *r);
 CKPT_API int ckpt_hooks_get_obj(struct ckpt_obj *obj, ckpt_hooks_read *r, uint64_t obj_id);
 CKPT_API int ckpt_hooks_get_obj_by_name(struct ckpt_obj *obj, ckpt_hooks_read *r, const char *name,
                                         int32_t time_step);
+/* tag->name is `name` itself unless the name is long (then the record's). */
 CKPT_API int ckpt_hooks_get_kvtag(struct ckpt_kvtag *tag, ckpt_hooks_read *r, uint64_t owner,
                                   const char *name);
 CKPT_API int ckpt_hooks_get_cont(struct ckpt_cont *cont, ckpt_hooks_read *r, uint64_t cont_id);
@@ -249,7 +254,14 @@ CKPT_API int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hook
 CKPT_API int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
 CKPT_API int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);
 CKPT_API int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *tag);
+/* A kvtag record names its tag only when the name is too long for the key
+ * (docs/STORE.md): then tag->name is NULL after ckpt_rec_kvtag_decode, and
+ * ckpt_rec_kvtag_decode_entry takes it from the store key (owner . namekey)
+ * the record was read under; with either, tag->name points into the bytes
+ * given. */
 CKPT_API int ckpt_rec_kvtag_decode(struct ckpt_kvtag *tag, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *tag, const void *key, size_t klen,
+                                         const void *rec, size_t len, size_t *err_off);
 CKPT_API int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *cont);
 CKPT_API int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
 CKPT_API int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);

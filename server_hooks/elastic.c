@@ -275,7 +275,7 @@ static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const ui
     }
     case RH_KVTAG: {
         struct ckpt_kvtag t;
-        if (klen <= 8 || ckpt_rec_kvtag_decode(&t, v, vlen, &off))
+        if (klen <= 8 || ckpt_rec_kvtag_decode_entry(&t, k, klen, v, vlen, &off))
             break;
         return ckpt_store_put_kvtag(st, ckpt_key_get_u64(k), t.name, strlen(t.name), v, vlen);
     }

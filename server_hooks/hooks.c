@@ -55,7 +55,8 @@ int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t r
         o->shared_root = shared;
     if ((rc = env_uint("PDC_CKPT_COMMIT_EVERY", &o->commit_every)) != 0 ||
         (rc = env_uint("PDC_CKPT_COMMIT_MS", &o->commit_ms)) != 0 ||
-        (rc = env_uint("PDC_CKPT_SYNC_MS", &o->sync_ms)) != 0)
+        (rc = env_uint("PDC_CKPT_SYNC_MS", &o->sync_ms)) != 0 ||
+        (rc = env_uint("PDC_CKPT_SYNC_KB", &o->sync_kb)) != 0)
         return rc;
     if (sync && *sync) {
         int m = ckpt_sync_mode_parse(sync);
@@ -85,6 +86,7 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.commit_ms = o->commit_ms;
     so.sync_mode = o->sync_mode;
     so.sync_ms = o->sync_ms;
+    so.sync_kb = o->sync_kb;
     so.map_size = o->map_size;
     so.readonly = readonly;
     so.create = !readonly && create;
@@ -436,8 +438,11 @@ int ckpt_hooks_get_kvtag(struct ckpt_kvtag *t, ckpt_hooks_read *r, uint64_t owne
     if (rc)
         return rc;
     ckpt_key_u64(k, owner);
-    return ckpt_rec_kvtag_decode(t, v.data, v.len, &off) ? bad_record(r->h, CKPT_DB_KVTAG, k, 8, off)
-                                                         : 0;
+    if (ckpt_rec_kvtag_decode(t, v.data, v.len, &off) != 0)
+        return bad_record(r->h, CKPT_DB_KVTAG, k, 8, off);
+    if (t->name == NULL)
+        t->name = name; /* a short name is the key's, and this is it */
+    return 0;
 }
 
 int ckpt_hooks_get_cont(struct ckpt_cont *c, ckpt_hooks_read *r, uint64_t id)
@@ -486,7 +491,7 @@ static int walk_kvtag(const ckpt_val *k, const ckpt_val *v, void *p)
     struct walk *w = p;
     struct ckpt_kvtag t;
     size_t off = 0;
-    if (k->len <= 8 || ckpt_rec_kvtag_decode(&t, v->data, v->len, &off) != 0)
+    if (k->len <= 8 || ckpt_rec_kvtag_decode_entry(&t, k->data, k->len, v->data, v->len, &off) != 0)
         return bad_record(w->h, CKPT_DB_KVTAG, k->data, k->len, off);
     w->count++;
     return w->kvtag ? w->kvtag(ckpt_key_get_u64(k->data), &t, w->payload) : 0;

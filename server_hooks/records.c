@@ -72,13 +72,16 @@ static int encode(uint8_t *buf, size_t cap, size_t *len, const bulki_pair *p, si
 
 /* A record's pairs are collected in one pass (string keys and their
  * values), so that looking up each of a record's ~17 fields does not
- * re-walk the record from its start. */
+ * re-walk the record from its start. Decoders ask for fields in the
+ * encoder's order, so each lookup first tries the pair after the last one
+ * found (`next`): one comparison a field for records this build wrote,
+ * and a search only for records with fields added, dropped or reordered. */
 #define RD_MAX 32
 struct rd {
     bulki_map m;
     size_t *err_off;
     int rc;
-    int n, overflow;
+    int n, overflow, next;
     const char *key[RD_MAX];
     size_t klen[RD_MAX];
     bulki_ent val[RD_MAX];
@@ -91,6 +94,7 @@ static void rd_collect(struct rd *r)
     int got;
     r->n = 0;
     r->overflow = 0;
+    r->next = 0;
     bulki_map_iter_init(&it, &r->m);
     while ((got = bulki_map_next(&it, &k, &v)) == 1) {
         if (k.type != BULKI_T_STRING)
@@ -126,9 +130,16 @@ static int rd_ent(struct rd *r, const char *k, bulki_ent *e, int optional)
     if (r->rc)
         return -1;
     size_t kl = strlen(k);
-    for (int i = 0; i < r->n; i++)
+    int i = r->next;
+    if (i < r->n && r->klen[i] == kl && memcmp(r->key[i], k, kl) == 0) {
+        *e = r->val[i];
+        r->next = i + 1;
+        return 0;
+    }
+    for (i = 0; i < r->n; i++)
         if (r->klen[i] == kl && memcmp(r->key[i], k, kl) == 0) {
             *e = r->val[i];
+            r->next = i + 1;
             return 0;
         }
     if (!r->overflow || bulki_map_get(e, &r->m, k) != 0) {
@@ -279,6 +290,12 @@ int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t 
 
 /* ---- kvtags ---- */
 
+/* Format 2's kvtag record is {"v": value}, plus "t": the PDC type code
+ * only when it differs from the value entity's type (raw bytes kept as a
+ * PDC_UINT8 array), plus "name" only for names too long to be whole in the
+ * key (docs/STORE.md, "Long names"): a short name is the key's, so the
+ * record does not repeat it. Format 1's {"name", "type", "value"} records
+ * decode too. */
 int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *t)
 {
     if (t == NULL || t->name == NULL || (t->size > 0 && t->value == NULL))
@@ -286,51 +303,173 @@ int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ck
     const struct bulki_type_info *ti = bulki_type_info((unsigned)(uint8_t)t->type);
     bulki_value v;
     int8_t type = t->type;
+    uint8_t vtype; /* the value entity's type code */
     if (ti && ti->kind == BULKI_KIND_STRING && t->size > 0 &&
         ((const char *)t->value)[t->size - 1] == 0 &&
         memchr(t->value, 0, t->size - 1) == NULL) {
         v = BULKI_V_STRN(t->value, t->size - 1);
+        vtype = ti->code;
     } else if (ti && ti->width > 0 && t->size > 0 && t->size % ti->width == 0) {
         v = t->size == ti->width ? BULKI_V_ITEM(ti->code, t->value)
                                  : BULKI_V_ARRAY(ti->code, t->value, t->size / ti->width);
+        vtype = ti->code;
         if (ti->kind == BULKI_KIND_BOOL)
             for (uint32_t i = 0; i < t->size; i++)
-                if (((const uint8_t *)t->value)[i] > 1)
+                if (((const uint8_t *)t->value)[i] > 1) {
                     v = BULKI_V_ARRAY(BULKI_T_UINT8, t->value, t->size);
+                    vtype = BULKI_T_UINT8;
+                }
     } else {
-        /* anything else keeps its bytes exactly, typed by "type" */
+        /* anything else keeps its bytes exactly, typed by "t" */
         v = BULKI_V_ARRAY(BULKI_T_UINT8, t->value, t->size);
+        vtype = BULKI_T_UINT8;
     }
-    const bulki_pair p[] = {
-        {K("name"), S(t->name)},
-        {K("type"), BULKI_V_ITEM(BULKI_T_INT8, &type)},
-        {K("value"), v},
-    };
-    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+    size_t nlen = strlen(t->name);
+    bulki_pair p[3] = {{K("v"), v}};
+    size_t n = 1;
+    if ((uint8_t)type != vtype)
+        p[n++] = (bulki_pair){K("t"), BULKI_V_ITEM(BULKI_T_INT8, &type)};
+    if (nlen > CKPT_NAME_INLINE_MAX)
+        p[n++] = (bulki_pair){K("name"), BULKI_V_STRN(t->name, nlen)};
+    return encode(buf, cap, len, p, n);
 }
 
+/* The common format 2 record, {"v": value} with every size below 128, is
+ * read positionally: each byte the encoder writes is checked in place,
+ * which is the whole of BULKI's validation for this layout (sizes, the
+ * "v" key, both offsets, the value's type, class, count against its
+ * payload, string termination, boolean bytes, no trailing bytes). It
+ * accepts only the encoder's canonical bytes; anything else (a type pair,
+ * a name, longer values, format 1, damage) goes to the general decoder,
+ * which accepts or refuses it. Returns 1 if it filled *t. */
+static int kvtag_fast(struct ckpt_kvtag *t, const uint8_t *r, size_t len)
+{
+    if (len < 14 || len > 14 + 41)
+        return 0;
+    size_t plen = len - 14; /* value payload bytes */
+    if (r[0] != 86 + plen || r[1] != 1 || r[2] != 20 || r[3] != 18 + plen || r[4] != 20 ||
+        r[5] != BULKI_T_STRING || r[6] != 1 || r[7] != 'v' || r[8] != 0 || r[9] != 9 ||
+        r[10] != 18 + plen || r[13 + plen] != 13 + plen)
+        return 0;
+    unsigned type = r[11] & 0x1f, cls = r[11] >> 5, count = r[12];
+    const struct bulki_type_info *ti = bulki_type_info(type);
+    const uint8_t *p = r + 13;
+    if (ti == NULL || cls > 1 || count > 127 || (cls == 0 && count != 1))
+        return 0;
+    switch (ti->kind) {
+    case BULKI_KIND_STRING:
+        if (cls != 0 || plen == 0 || p[plen - 1] != 0 || memchr(p, 0, plen - 1) != NULL)
+            return 0;
+        break;
+    case BULKI_KIND_BOOL:
+        for (size_t i = 0; i < plen; i++)
+            if (p[i] > 1)
+                return 0;
+        /* fall through */
+    case BULKI_KIND_SIGNED:
+    case BULKI_KIND_UNSIGNED:
+    case BULKI_KIND_FLOAT:
+        if (plen != (size_t)count * ti->width)
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    t->type = (int8_t)type;
+    t->size = (uint32_t)plen; /* a string's counts its NUL, as PDC's does */
+    t->value = p;
+    t->name = NULL;
+    return 1;
+}
+
+/* One pass over the pairs (a record has at most three): "v"/"value",
+ * "t"/"type", "name"; other keys are skipped. */
 int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, size_t *err_off)
 {
-    struct rd r;
-    bulki_ent e;
+    bulki_map m;
+    bulki_map_iter it;
+    bulki_ent k, e, val, type;
+    size_t off = 0;
+    int got, have_val = 0, have_type = 0;
     if (t == NULL)
         return CKPT_E_INVAL;
+    if (rec != NULL && kvtag_fast(t, rec, len))
+        return 0;
     memset(t, 0, sizeof *t);
-    if (rd_open(&r, rec, len, err_off))
-        return r.rc;
-    t->name = rd_str(&r, "name", 0);
-    t->type = (int8_t)rd_i64(&r, "type", INT8_MIN, INT8_MAX, 0);
-    if (rd_ent(&r, "value", &e, 0) == 0) {
-        const struct bulki_type_info *ti = bulki_type_info(e.type);
-        if (ti->kind == BULKI_KIND_NESTED || e.payload_len > UINT32_MAX - 1) {
-            rd_bad(&r, &e);
-        } else {
-            t->value = e.payload;
-            /* a string's size counts its NUL, which follows the payload */
-            t->size = (uint32_t)(e.payload_len + (ti->kind == BULKI_KIND_STRING ? 1 : 0));
+    memset(&val, 0, sizeof val);
+    memset(&type, 0, sizeof type);
+    if (rec == NULL && len > 0)
+        return CKPT_E_INVAL;
+    if (bulki_decode_doc(&m, rec, len, &off) != 0)
+        goto bad;
+    bulki_map_iter_init(&it, &m);
+    while ((got = bulki_map_next(&it, &k, &e)) == 1) {
+        if (k.type != BULKI_T_STRING)
+            continue;
+        const char *ks = (const char *)k.payload;
+        if ((k.payload_len == 1 && ks[0] == 'v') || (k.payload_len == 5 && memcmp(ks, "value", 5) == 0)) {
+            val = e;
+            have_val = 1;
+        } else if ((k.payload_len == 1 && ks[0] == 't') ||
+                   (k.payload_len == 4 && memcmp(ks, "type", 4) == 0)) {
+            type = e;
+            have_type = 1;
+        } else if (k.payload_len == 4 && memcmp(ks, "name", 4) == 0) {
+            size_t n;
+            if (bulki_ent_str(&t->name, &n, &e) != 0) {
+                off = e.offset;
+                goto bad;
+            }
         }
     }
-    return r.rc;
+    if (got < 0 || !have_val) {
+        off = m.offset;
+        goto bad;
+    }
+    const struct bulki_type_info *ti = bulki_type_info(val.type);
+    if (ti->kind == BULKI_KIND_NESTED || val.payload_len > UINT32_MAX - 1) {
+        off = val.offset;
+        goto bad;
+    }
+    if (have_type) {
+        int64_t ty;
+        if (bulki_ent_i64(&ty, &type) != 0 || ty < INT8_MIN || ty > INT8_MAX) {
+            off = type.offset;
+            goto bad;
+        }
+        t->type = (int8_t)ty;
+    } else {
+        t->type = (int8_t)val.type; /* format 2: the value's own type */
+    }
+    t->value = val.payload;
+    /* a string's size counts its NUL, which follows the payload */
+    t->size = (uint32_t)(val.payload_len + (ti->kind == BULKI_KIND_STRING ? 1 : 0));
+    return 0;
+bad:
+    if (err_off)
+        *err_off = off;
+    memset(t, 0, sizeof *t);
+    return CKPT_E_RECORD;
+}
+
+int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *t, const void *key, size_t klen,
+                                const void *rec, size_t len, size_t *err_off)
+{
+    int hashed = 0;
+    int rc = ckpt_rec_kvtag_decode(t, rec, len, err_off);
+    if (rc != 0 || t->name != NULL)
+        return rc;
+    /* the key is owner . namekey, and a short namekey is the name and its
+     * NUL: a C string in place */
+    if (key == NULL || klen <= 8 ||
+        ckpt_key_name_len((const uint8_t *)key + 8, klen - 8, &hashed) != klen - 8 || hashed) {
+        if (err_off)
+            *err_off = 0;
+        memset(t, 0, sizeof *t);
+        return CKPT_E_RECORD;
+    }
+    t->name = (const char *)key + 8;
+    return 0;
 }
 
 /* ---- containers ---- */

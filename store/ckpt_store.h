@@ -76,7 +76,7 @@ CKPT_API const char *ckpt_errname(int err);
 
 /* ---- layout constants ---- */
 #define CKPT_FORMAT_MAGIC "pdc-ckpt"
-#define CKPT_FORMAT_VERSION 1u
+#define CKPT_FORMAT_VERSION 2u
 /* Longest object/container/tag name accepted (PDC's own limit is 1023). */
 #define CKPT_NAME_MAX 4096u
 /* Names up to this many bytes are stored whole in keys; longer ones as a
@@ -149,9 +149,16 @@ struct ckpt_store_opts {
     int readonly;            /* open an existing store read-only (tools) */
     int create;              /* create the environment if missing */
     int check_rank;          /* refuse a store whose meta names another rank/nranks */
+    /* interval and close modes: the background thread also syncs as soon
+     * as this many KiB were committed since its last sync, so that close
+     * never has much to flush, however fast the server writes
+     * (docs/STORE.md, "Sync modes"); 0: only every sync_ms */
+    unsigned sync_kb;
 };
+#define CKPT_SYNC_KB_DEFAULT 256u
 #define CKPT_STORE_OPTS_INIT                                                    \
-    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1}
+    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
+     CKPT_SYNC_KB_DEFAULT}
 
 /* What meta says about a store (ckpt_store_info). */
 struct ckpt_store_info {

@@ -70,8 +70,9 @@ int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, siz
     if (get_u64(&map, "format_version", &u) != 0 || u > UINT32_MAX)
         return CKPT_E_RECORD;
     m->format_version = (uint32_t)u;
-    if (m->format_version != CKPT_FORMAT_VERSION)
-        return 0; /* the caller refuses or migrates; fields may differ */
+    if (m->format_version < 1 || m->format_version > CKPT_FORMAT_VERSION)
+        return 0; /* the caller refuses it; its fields may differ */
+    /* formats 1 and 2 share this record */
     if (get_i64(&map, "rank", &i) != 0 || i < 0 || i > INT32_MAX)
         return CKPT_E_RECORD;
     m->rank = (int32_t)i;

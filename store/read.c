@@ -107,7 +107,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
 }
 
 /* A key or value LMDB returned lies inside the committed map. */
-static int in_map(const ckpt_rtxn *tx, const MDB_val *v)
+int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v)
 {
     const char *p = v->mv_data;
     if (v->mv_size == 0 || tx->map_lo == NULL)
@@ -134,18 +134,30 @@ void ckpt_rtxn_end(ckpt_rtxn *tx)
 static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen)
 {
     MDB_val k = {klen, (void *)key}, v;
+    MDB_cursor *volatile cur = NULL;
     struct ckpt_guard g;
     char where[64];
     int rc;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         ckpt_guard_pop(&g);
+        if (cur != NULL)
+            mdb_cursor_close(cur); /* a read-only txn's cursor: only freed */
         snprintf(where, sizeof where, "reading %s", ckpt_db_name(db));
         return ckpt_store_faulted(tx->st, &g, where);
     }
-    rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
+    if (db == CKPT_DB_TAG_INDEX) {
+        /* logical key namekey . owner (tagidx.c); its value is always empty */
+        rc = ckpt_tagidx_get(tx->st, tx->txn, &cur, key, klen);
+        v.mv_size = 0;
+        v.mv_data = "";
+    } else {
+        rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
+    }
     ckpt_guard_pop(&g);
-    if (rc == 0 && !in_map(tx, &v))
+    if (cur != NULL)
+        mdb_cursor_close(cur);
+    if (rc == 0 && !ckpt_rtxn_in_map(tx, &v))
         return outside_map(tx, db, "value", &v);
     if (rc == MDB_NOTFOUND)
         return CKPT_E_NOTFOUND;
@@ -310,15 +322,27 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
                            ckpt_db_name(db));
     }
     cur = c;
+    if (db == CKPT_DB_TAG_INDEX) {
+        /* its own layout (tagidx.c), under the same recovery point */
+        int cb_rc;
+        rc = ckpt_tagidx_iter(tx, cur, &g, prefix, plen, cb, payload, &cb_rc);
+        ckpt_guard_pop(&g);
+        mdb_cursor_close(cur);
+        if (rc == 0)
+            return cb_rc;
+        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: iterating kvtag_name",
+                           tx->st->path);
+    }
     k.mv_size = plen;
     k.mv_data = (void *)prefix;
     rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
     while (rc == 0) {
         /* plen 0: prefix may be NULL, which memcmp must not get */
-        if (!in_map(tx, &k) || !in_map(tx, &v)) {
+        if (!ckpt_rtxn_in_map(tx, &k) || !ckpt_rtxn_in_map(tx, &v)) {
             ckpt_guard_pop(&g);
             mdb_cursor_close(cur);
-            return outside_map(tx, db, in_map(tx, &k) ? "value" : "key", in_map(tx, &k) ? &v : &k);
+            int kin = ckpt_rtxn_in_map(tx, &k);
+            return outside_map(tx, db, kin ? "value" : "key", kin ? &v : &k);
         }
         if (plen > 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0))
             break;

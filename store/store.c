@@ -52,7 +52,29 @@ static int put(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void
     return mdb_put(txn, dbi, &key, &val, 0);
 }
 
-/* The tag-index key of a kvtag key: owner . namekey -> namekey . owner. */
+/* LMDB splits a full leaf page in half, so keys inserted in ascending order
+ * leave every page about half empty; with MDB_APPEND the new key starts a
+ * new page and the old one stays full. MDB_APPEND fails (MDB_KEYEXIST, and
+ * changes nothing) unless the key sorts after every key of the database;
+ * then this is an ordinary put with `flags`. */
+int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags)
+{
+    MDB_val v = *val;
+    int rc = mdb_put(txn, dbi, key, &v, MDB_APPEND);
+    if (rc != MDB_KEYEXIST)
+        return rc;
+    return mdb_put(txn, dbi, key, val, flags); /* with MDB_NOOVERWRITE: *val = the old value */
+}
+
+static int put_app(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,
+                   size_t vlen)
+{
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    return ckpt_put_append(txn, dbi, &key, &val, 0);
+}
+
+/* The tag index's logical key of a kvtag key: owner . namekey -> namekey .
+ * owner (tagidx.c stores it). */
 static size_t tagidx_key(uint8_t *out, const uint8_t *kv, size_t klen)
 {
     memcpy(out, kv + 8, klen - 8);
@@ -84,7 +106,7 @@ static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefi
             break;
         if (db == CKPT_DB_KVTAG && k.mv_size > 8 && k.mv_size <= sizeof ik) {
             size_t n = tagidx_key(ik, k.mv_data, k.mv_size);
-            if ((rc = del_quiet(txn, st->dbi[CKPT_DB_TAG_INDEX], ik, n)) != 0)
+            if ((rc = ckpt_tagidx_del(st, txn, ik, n)) != 0)
                 break;
         }
         if ((rc = mdb_cursor_del(cur, 0)) != 0)
@@ -143,7 +165,7 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val k = {ilen, (void *)ikey}, v = {8, (void *)id8};
     int hashed = 0;
-    int rc = mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE);
+    int rc = ckpt_put_append(txn, dbi, &k, &v, MDB_NOOVERWRITE);
     if (rc != MDB_KEYEXIST)
         return rc;
     ckpt_key_name_len(ikey, ilen, &hashed);
@@ -176,7 +198,7 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
     MDB_dbi idbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val key = {8, (void *)k}, val = {vlen, (void *)v};
-    int rc = mdb_put(txn, dbi, &key, &val, MDB_NOOVERWRITE);
+    int rc = ckpt_put_append(txn, dbi, &key, &val, MDB_NOOVERWRITE);
     if (rc == MDB_KEYEXIST) {
         uint8_t old[CKPT_NAMEKEY_MAX + 4];
         size_t on = rec_index_key(old, is_obj, val.mv_data, val.mv_size, NULL);
@@ -228,8 +250,12 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     int rc;
     switch (h->kind) {
     case OP_PUT:
-        return put(txn, st->dbi[h->db], k, h->klen, v, h->vlen);
+        if (h->db == CKPT_DB_TAG_INDEX)
+            return ckpt_tagidx_put(st, txn, k, h->klen);
+        return put_app(txn, st->dbi[h->db], k, h->klen, v, h->vlen);
     case OP_DEL:
+        if (h->db == CKPT_DB_TAG_INDEX)
+            return ckpt_tagidx_del(st, txn, k, h->klen);
         return del_quiet(txn, st->dbi[h->db], k, h->klen);
     case OP_PUT_OBJ:
         return put_named(st, txn, 1, k, a, h->alen, v, h->vlen);
@@ -240,16 +266,83 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     case OP_DEL_CONT:
         return del_named(st, txn, 0, k);
     case OP_PUT_KVTAG:
-        if ((rc = put(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
+        if ((rc = put_app(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
             return rc;
-        return put(txn, st->dbi[CKPT_DB_TAG_INDEX], ik, tagidx_key(ik, k, h->klen), "", 0);
+        return ckpt_tagidx_put(st, txn, ik, tagidx_key(ik, k, h->klen));
     case OP_DEL_KVTAG:
         if ((rc = del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
             return rc;
-        return del_quiet(txn, st->dbi[CKPT_DB_TAG_INDEX], ik, tagidx_key(ik, k, h->klen));
+        return ckpt_tagidx_del(st, txn, ik, tagidx_key(ik, k, h->klen));
     default:
         return EINVAL;
     }
+}
+
+static size_t op_size(const struct op_hdr *h)
+{
+    return (sizeof *h + h->klen + h->alen + h->vlen + 7) & ~(size_t)7;
+}
+
+struct run_ent {
+    const struct op_hdr *h;
+    size_t seq;
+};
+
+static int run_cmp(const void *pa, const void *pb)
+{
+    const struct run_ent *a = pa, *b = pb;
+    size_t n = a->h->klen < b->h->klen ? a->h->klen : b->h->klen;
+    int c = memcmp(a->h + 1, b->h + 1, n);
+    if (c == 0)
+        c = a->h->klen < b->h->klen ? -1 : a->h->klen > b->h->klen;
+    if (c == 0)
+        c = a->seq < b->seq ? -1 : 1; /* equal keys keep their order: the last put wins */
+    return c;
+}
+
+/* Apply the run of consecutive kvtag puts starting at st->log + *off (at
+ * most `left` ops) in key order. Puts of distinct keys commute and puts of
+ * one key keep their order, so the result is the same as in log order; but
+ * a server adds an object's tags in its own order ("tag0", "tag1", "tag10",
+ * ...), and sorted they append to the kvtag database (full pages, see
+ * ckpt_put_append). Advances *off and *done past the run. */
+static int apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done, size_t left)
+{
+    size_t n = 0, o = *off;
+    while (n < left && ((const struct op_hdr *)(st->log + o))->kind == OP_PUT_KVTAG) {
+        const struct op_hdr *h = (const struct op_hdr *)(st->log + o);
+        if (n == st->run_cap) {
+            size_t ncap = st->run_cap ? 2 * st->run_cap : 256;
+            struct run_ent *nr = realloc(st->run, ncap * sizeof *nr);
+            if (nr == NULL)
+                break; /* apply what was gathered, sorted; the rest comes next */
+            st->run = nr;
+            st->run_cap = ncap;
+        }
+        st->run[n].h = h;
+        st->run[n].seq = n;
+        n++;
+        o += op_size(h);
+    }
+    if (n == 0) { /* no memory for even one entry: apply it unsorted */
+        const struct op_hdr *h = (const struct op_hdr *)(st->log + o);
+        const uint8_t *k = (const uint8_t *)(h + 1);
+        *off = o + op_size(h);
+        (*done)++;
+        return apply_op(st, txn, h, k, k + h->klen, k + h->klen + h->alen);
+    }
+    if (n > 1)
+        qsort(st->run, n, sizeof *st->run, run_cmp);
+    for (size_t i = 0; i < n; i++) {
+        const struct op_hdr *h = st->run[i].h;
+        const uint8_t *k = (const uint8_t *)(h + 1);
+        int rc = apply_op(st, txn, h, k, k + h->klen, k + h->klen + h->alen);
+        if (rc)
+            return rc;
+    }
+    *off = o;
+    *done += n;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,6 +409,13 @@ __attribute__((noinline))
 #endif
 static void poison_env(const char *dir);
 
+/* Whether enough was committed since the last sync for the background
+ * thread to sync now (interval and close modes). */
+static int sync_due(const ckpt_store *st)
+{
+    return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
+}
+
 /* Apply the whole batch and commit it, growing the map as needed. Called
  * with st->mu held. `force` commits even an empty batch (meta changes). */
 static int commit_locked(ckpt_store *st, int force)
@@ -357,6 +457,10 @@ static int commit_locked(ckpt_store *st, int force)
         while (rc == 0 && done < st->nops) {
             const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
             const uint8_t *k = st->log + off + sizeof *h;
+            if (h->kind == OP_PUT_KVTAG) {
+                rc = apply_kvtag_run(st, txn, &off, &done, st->nops - done);
+                continue;
+            }
             const uint8_t *a = k + h->klen;
             const uint8_t *v = a + h->alen;
             rc = apply_op(st, txn, h, k, a, v);
@@ -367,7 +471,7 @@ static int commit_locked(ckpt_store *st, int force)
                                    "%s: two long names hash to the same key in %s; batch kept",
                                    st->path, h->kind == OP_PUT_OBJ ? "obj_name" : "cont_name");
             }
-            off += (sizeof *h + h->klen + h->alen + h->vlen + 7) & ~(size_t)7;
+            off += op_size(h);
             done++;
         }
         if (rc == 0) {
@@ -405,7 +509,7 @@ static int commit_locked(ckpt_store *st, int force)
     st->id_seq_committed = m.id_seq;
     st->commits_since_sync++;
     st->bytes_since_sync += st->log_len;
-    if (st->bytes_since_sync >= CKPT_SYNC_BYTES && st->opts.sync_mode != CKPT_SYNC_EVERY)
+    if (st->opts.sync_mode != CKPT_SYNC_EVERY && sync_due(st))
         pthread_cond_signal(&st->bg_cv);
     st->log_len = 0;
     st->nops = 0;
@@ -454,7 +558,7 @@ static void *bg_main(void *arg)
             retry_due(st))
             commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
         if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
-            (now - last_sync >= st->opts.sync_ms || st->bytes_since_sync >= CKPT_SYNC_BYTES)) {
+            (now - last_sync >= st->opts.sync_ms || sync_due(st))) {
             st->commits_since_sync = 0;
             st->bytes_since_sync = 0;
             pthread_mutex_unlock(&st->mu);
@@ -476,7 +580,9 @@ static void bg_start(ckpt_store *st)
         st->bg_running = 1;
 }
 
-static void bg_stop(ckpt_store *st)
+/* Ask the background thread to stop; it does once its current step (a
+ * commit, or a sync) is over. */
+static void bg_request_stop(ckpt_store *st)
 {
     if (!st->bg_running)
         return;
@@ -484,6 +590,13 @@ static void bg_stop(ckpt_store *st)
     st->bg_stop = 1;
     pthread_cond_signal(&st->bg_cv);
     pthread_mutex_unlock(&st->mu);
+}
+
+static void bg_stop(ckpt_store *st)
+{
+    if (!st->bg_running)
+        return;
+    bg_request_stop(st);
     pthread_join(st->bg, NULL);
     st->bg_running = 0;
 }
@@ -578,6 +691,7 @@ static void release(ckpt_store *st)
     pthread_rwlock_destroy(&st->grow);
     pthread_cond_destroy(&st->bg_cv);
     free(st->log);
+    free(st->run);
     free(st->path);
     free(st);
 }
@@ -633,10 +747,9 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
             return ckpt_seterr(NULL, CKPT_E_VERSION, 0, "%s: store format version %u is newer than "
                                "this build's version %u; use a newer pdc-ckpt", st->path,
                                st->meta.format_version, CKPT_FORMAT_VERSION);
-        if (st->meta.format_version < CKPT_FORMAT_VERSION)
-            /* Migration path: a migrate_vN_to_vN+1(txn) step per older
-             * version would run here (docs/STORE.md). Version 1 is the
-             * first; anything older was never written by pdc-ckpt. */
+        if (st->meta.format_version < 1)
+            /* version 1 is the first: anything older was never written
+             * by pdc-ckpt */
             return ckpt_seterr(NULL, CKPT_E_VERSION, 0, "%s: store format version %u is older than "
                                "this build's version %u and no migration exists for it", st->path,
                                st->meta.format_version, CKPT_FORMAT_VERSION);
@@ -646,11 +759,36 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                "opened as rank %d of %d", st->path, st->meta.rank, st->meta.nranks,
                                st->opts.rank, st->opts.nranks);
     }
+    /* Format 1's tag index is a plain database; format 2's is DUPSORT
+     * (store/tagidx.c). */
+    const unsigned version = *fresh ? CKPT_FORMAT_VERSION : st->meta.format_version;
     for (int db = CKPT_DB_META + 1; db < CKPT_DB_COUNT; db++) {
-        rc = mdb_dbi_open(txn, ckpt_db_name(db), rdonly ? 0 : MDB_CREATE, &st->dbi[db]);
+        unsigned flags = rdonly ? 0 : MDB_CREATE;
+        if (db == CKPT_DB_TAG_INDEX && version >= 2)
+            flags |= CKPT_TAGIDX_FLAGS;
+        rc = mdb_dbi_open(txn, ckpt_db_name(db), flags, &st->dbi[db]);
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, ckpt_db_name(db));
+    }
+    unsigned tf = 0;
+    if ((rc = mdb_dbi_flags(txn, st->dbi[CKPT_DB_TAG_INDEX], &tf)) != 0)
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot read the flags of "
+                           "database kvtag_name", st->path);
+    st->tagidx_dup = (tf & MDB_DUPSORT) != 0;
+    if (st->tagidx_dup != (version >= 2))
+        return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: database kvtag_name is %s, but "
+                           "the store says format %u", st->path,
+                           st->tagidx_dup ? "DUPSORT" : "not DUPSORT", version);
+    /* Older formats: a reader reads them as they are; a writer (which holds
+     * writer.lock) converts them here, in the open transaction, so the
+     * conversion and the new version commit together or not at all. */
+    if (!rdonly && version == 1) {
+        if ((rc = ckpt_tagidx_migrate_v1(st, txn)) != 0)
+            return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: converting the store "
+                               "from format 1 to %u failed at the tag index; nothing was changed",
+                               st->path, CKPT_FORMAT_VERSION);
+        st->meta.format_version = CKPT_FORMAT_VERSION;
     }
     return 0;
 }
@@ -982,7 +1120,10 @@ int ckpt_store_close(ckpt_store *st)
     if (st == NULL)
         return 0;
     if (!st->opts.readonly) {
-        bg_stop(st);
+        /* The background thread may be inside a sync: close does not wait
+         * for it before its own commit and sync (both fdatasyncs wait for
+         * the same write-out), only before releasing. */
+        bg_request_stop(st);
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
         rc = commit_locked(st, 1);
@@ -991,6 +1132,7 @@ int ckpt_store_close(ckpt_store *st)
         pthread_mutex_unlock(&st->mu);
         if (rc == 0 && (rc = mdb_env_sync(st->env, 1)) != 0)
             rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: sync at close failed", st->path);
+        bg_stop(st);
         if (rc) {
             bg_start(st);
             return rc;
@@ -1315,18 +1457,35 @@ int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uin
     return stage(st, OP_DEL, CKPT_DB_REGION, k, klen, NULL, 0, NULL, 0);
 }
 
+/* The tag index holds logical keys namekey . owner with empty values
+ * (tagidx.c); anything else cannot be stored there. */
+static int tagidx_raw_ok(ckpt_store *st, int db, size_t klen, size_t vlen)
+{
+    if (db != CKPT_DB_TAG_INDEX || (klen > 8 && vlen == 0))
+        return 0;
+    return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: kvtag_name entries are a name key and an 8-byte "
+                       "owner id with an empty value (got a %zu-byte key, %zu-byte value)",
+                       st ? st->path : "store", klen, vlen);
+}
+
 int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
                        size_t vlen)
 {
+    int rc;
     if (db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
+    if ((rc = tagidx_raw_ok(st, db, klen, vlen)) != 0)
+        return rc;
     return stage(st, OP_PUT, db, key, klen, NULL, 0, val ? val : "", vlen);
 }
 
 int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen)
 {
+    int rc;
     if (db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
+    if ((rc = tagidx_raw_ok(st, db, klen, 0)) != 0)
+        return rc;
     return stage(st, OP_DEL, db, key, klen, NULL, 0, NULL, 0);
 }
 
@@ -1361,6 +1520,7 @@ const char *ckpt_sync_mode_name(int mode)
 struct compact_job {
     MDB_txn *txn;
     MDB_dbi dbi;
+    int dup; /* a DUPSORT tag index (format 2): logical keys split again */
     int rc;
 };
 
@@ -1368,9 +1528,19 @@ static int compact_put(const ckpt_val *k, const ckpt_val *v, void *p)
 {
     struct compact_job *j = p;
     MDB_val kk = {k->len, (void *)k->data}, vv = {v->len, (void *)v->data};
-    /* MDB_APPEND: keys come in order; a damaged source whose keys do not
-     * is refused (MDB_KEYEXIST) rather than copied into a broken tree */
-    j->rc = mdb_put(j->txn, j->dbi, &kk, &vv, MDB_APPEND);
+    if (j->dup) {
+        /* namekey . owner -> key namekey, duplicate owner (tagidx.c) */
+        if (k->len <= 8) {
+            j->rc = MDB_CORRUPTED;
+            return 1;
+        }
+        kk.mv_size = k->len - 8;
+        vv.mv_size = 8;
+        vv.mv_data = (char *)k->data + k->len - 8;
+    }
+    /* MDB_APPEND(DUP): keys come in order; a damaged source whose keys do
+     * not is refused (MDB_KEYEXIST) rather than copied into a broken tree */
+    j->rc = mdb_put(j->txn, j->dbi, &kk, &vv, j->dup ? MDB_APPENDDUP : MDB_APPEND);
     return j->rc != 0;
 }
 
@@ -1397,9 +1567,12 @@ static int copy_compact(ckpt_store *st, const char *file)
         rc = mdb_txn_begin(env, NULL, 0, &txn);
     }
     for (int db = 0; rc == 0 && db < CKPT_DB_COUNT; db++) {
-        struct compact_job j = {txn, 0, 0};
+        /* the same layout as the source (format 1 or 2) */
+        int dup = db == CKPT_DB_TAG_INDEX && st->tagidx_dup;
+        struct compact_job j = {txn, 0, dup, 0};
         what = "mdb_dbi_open";
-        if ((rc = mdb_dbi_open(txn, ckpt_db_name(db), MDB_CREATE, &j.dbi)) != 0)
+        if ((rc = mdb_dbi_open(txn, ckpt_db_name(db), MDB_CREATE | (dup ? CKPT_TAGIDX_FLAGS : 0),
+                               &j.dbi)) != 0)
             break;
         int r = ckpt_iter(tx, db, NULL, 0, compact_put, &j);
         if (r < 0) {
@@ -1410,7 +1583,7 @@ static int copy_compact(ckpt_store *st, const char *file)
         }
         if (j.rc != 0) {
             rc = j.rc;
-            if (rc == MDB_KEYEXIST) {
+            if (rc == MDB_KEYEXIST || rc == MDB_CORRUPTED) {
                 mdb_txn_abort(txn);
                 txn = NULL;
                 rc = ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: iterating %s: keys out of "

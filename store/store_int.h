@@ -41,6 +41,11 @@ struct ckpt_store {
     int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */
     int root_fd;            /* ROOT/store.lock, flock'ed shared while writing, else -1 */
     MDB_dbi dbi[CKPT_DB_COUNT];
+    /* The tag index's layout: 1 (format 2) for a DUPSORT|DUPFIXED database
+     * namekey -> owner ids, 0 for format 1's namekey . owner -> "" (a v1
+     * store opened read-only). Every read and write of CKPT_DB_TAG_INDEX
+     * goes through tagidx.c, which shows both as format 1's logical keys. */
+    int tagidx_dup;
     size_t map_size;
     unsigned psize;         /* LMDB's page size */
     int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
@@ -56,6 +61,8 @@ struct ckpt_store {
     size_t log_len, log_cap;
     size_t nops;
     uint64_t batch_start_ms;
+    struct run_ent *run;    /* commit: a run of kvtag puts, sorted by key */
+    size_t run_cap;
 
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
@@ -133,6 +140,25 @@ long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 /* keys.c */
 uint64_t ckpt_now_ms(void);
 
+/* tagidx.c: the tag index under its logical keys (namekey . owner). */
+int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
+int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
+int ckpt_tagidx_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, const uint8_t *lkey,
+                    size_t klen);
+int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
+                     size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);
+/* read.c: whether a key or value LMDB returned lies in the map's
+ * committed pages */
+int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
+/* Format 1 -> 2 inside the open write transaction: rebuild the tag index
+ * as DUPSORT from the kvtag database. */
+int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
+#define CKPT_TAGIDX_FLAGS (MDB_DUPSORT | MDB_DUPFIXED)
+
+/* store.c: put that appends (MDB_APPEND, full pages) when the key sorts
+ * after every key of the database, else an ordinary put. */
+int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
+
 /* meta.c */
 int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
 int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
@@ -143,10 +169,6 @@ int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *co
 int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 #define CKPT_META_KEY "meta"
-/* In the NOSYNC modes the background thread also syncs as soon as this
- * many bytes were committed since its last sync, so that close never has to
- * flush more than about this much, however fast the server writes. */
-#define CKPT_SYNC_BYTES ((size_t)8 << 20)
 /* Staged bytes above which new mutations are refused while commits fail. */
 #define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
 

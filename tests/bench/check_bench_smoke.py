@@ -10,7 +10,8 @@ import tempfile
 
 METHODS = ["lmdb", "lmdb-raw", "fwrite", "bulki", "sqlite", "rocksdb"]
 NO_MAP = {"fwrite", "bulki"}
-TIMES = ["workload_s", "close_s", "close_fsync_s", "restart_map_s", "restart_rebuild_s"]
+TIMES = ["workload_s", "close_s", "close_fsync_s", "restart_map_s", "restart_rebuild_s",
+         "fsync_commit_s"]
 
 
 def fail(msg):
@@ -57,6 +58,11 @@ def main():
                 if ph == "restart_map_s" and m in NO_MAP:
                     if st is not None:
                         fail("%s: %s should be null (no map restart), is %r" % (where, ph, st))
+                    continue
+                if ph == "fsync_commit_s" and m != "lmdb":
+                    if st is not None:
+                        fail("%s: %s should be null (measured beside lmdb only), is %r"
+                             % (where, ph, st))
                     continue
                 if not isinstance(st, dict):
                     fail("%s: %s is %r, not {min, median, avg, max}" % (where, ph, st))

@@ -103,7 +103,7 @@ static unsigned touch_obj(const struct ckpt_obj *o)
 
 static unsigned touch_kvtag(const struct ckpt_kvtag *t)
 {
-    unsigned x = touch_str(t->name);
+    unsigned x = t->name ? touch_str(t->name) : 0; /* short names are the key's */
     if (t->size)
         assert_non_null(t->value);
     for (uint32_t i = 0; i < t->size; i++)
@@ -387,6 +387,14 @@ static void kvtag_roundtrip(int8_t type, const void *value, uint32_t size)
     uint8_t *copy = dup_rec(rec, len);
     memset(&d, 0xEE, sizeof d);
     HTU_OK(ckpt_rec_kvtag_decode(&d, copy, len, NULL));
+    assert_null(d.name); /* a short name is not in the record */
+    assert_int_equal(d.type, type);
+    assert_int_equal(d.size, size);
+    /* read with its store key, the name is the key's */
+    uint8_t key[8 + 8] = {0, 0, 0, 0, 0, 0, 0, 42, 't', 'a', 'g', 0};
+    memset(&d, 0xEE, sizeof d);
+    HTU_OK(ckpt_rec_kvtag_decode_entry(&d, key, 12, copy, len, NULL));
+    assert_ptr_equal(d.name, (const char *)key + 8);
     assert_string_equal(d.name, "tag");
     assert_int_equal(d.type, type);
     assert_int_equal(d.size, size);
@@ -413,6 +421,101 @@ static void test_kvtag_roundtrip_scalars_and_strings(void **state)
     kvtag_roundtrip(BULKI_T_INT8, &c, 1);
     uint8_t b1 = 1;
     kvtag_roundtrip(BULKI_T_BOOLEAN, &b1, 1);
+}
+
+/* Format 2's record of an int tag, byte for byte: {"v": PDC_INT 7}, no
+ * name (the key has it), no type (the value's own), 18 bytes. */
+static void test_kvtag_record_exact_bytes(void **state)
+{
+    (void)state;
+    int32_t v = 7;
+    struct ckpt_kvtag t = {"Group", BULKI_T_INT, 4, &v};
+    static const uint8_t want[] = {0x5a, 0x01, 0x14, 0x16,             /* sizes, 1 pair */
+                                   0x14, 0x10, 0x01, 'v', 0x00,        /* key "v" */
+                                   0x09,                               /* offset_1 */
+                                   0x16, 0x02, 0x01, 7, 0, 0, 0,       /* PDC_INT 7 */
+                                   0x11};                              /* offset_2 */
+    size_t len;
+    uint8_t *rec = enc_kvtag(&t, &len);
+    assert_int_equal(len, sizeof want);
+    assert_memory_equal(rec, want, sizeof want);
+    free(rec);
+}
+
+/* A name too long for the key travels in the record ("name"), and a type
+ * that the value's entity does not carry in "t". */
+static void test_kvtag_long_name_and_raw_type_in_record(void **state)
+{
+    (void)state;
+    char *name = htu_long_name('n', CKPT_NAME_INLINE_MAX + 1);
+    static const uint8_t raw[3] = {1, 2, 3};
+    struct ckpt_kvtag t = {name, BULKI_T_INT, 3, raw}, d;
+    size_t len;
+    uint8_t *rec = enc_kvtag(&t, &len);
+    HTU_OK(ckpt_rec_kvtag_decode(&d, rec, len, NULL));
+    assert_string_equal(d.name, name);
+    assert_int_equal(d.type, BULKI_T_INT);
+    assert_int_equal(d.size, 3);
+    assert_memory_equal(d.value, raw, 3);
+    /* a hashed key cannot name it: the record must */
+    uint8_t key[8 + CKPT_NAMEKEY_MAX];
+    memset(key, 0, 8);
+    size_t n = ckpt_key_name(key + 8, name, strlen(name));
+    HTU_OK(ckpt_rec_kvtag_decode_entry(&d, key, 8 + n, rec, len, NULL));
+    assert_string_equal(d.name, name);
+    struct ckpt_kvtag s = {"short", BULKI_T_INT, 3, raw};
+    free(rec);
+    rec = enc_kvtag(&s, &len);
+    HTU_RC(CKPT_E_RECORD, ckpt_rec_kvtag_decode_entry(&d, key, 8 + n, rec, len, NULL));
+    HTU_RC(CKPT_E_RECORD, ckpt_rec_kvtag_decode_entry(&d, key, 8, rec, len, NULL));
+    free(rec);
+    free(name);
+}
+
+/* The kvtag decoder reads format 2's common record positionally: whatever
+ * it accepts must be a valid BULKI whose "v" pair says the same. Every
+ * one-byte change of several such records, to every value, is checked
+ * against the general BULKI decoder. */
+static void test_kvtag_positional_decode_agrees_with_bulki(void **state)
+{
+    (void)state;
+    int32_t i32 = -5;
+    double d[2] = {1.5, -2};
+    uint8_t bools[3] = {1, 0, 1}, raw[2] = {9, 8};
+    uint64_t u = 77;
+    const struct ckpt_kvtag tags[] = {
+        {"a", BULKI_T_INT, 4, &i32},       {"a", BULKI_T_DOUBLE, 16, d},
+        {"a", BULKI_T_STRING, 4, "xyz"},   {"a", BULKI_T_STRING, 1, ""},
+        {"a", BULKI_T_BOOLEAN, 3, bools},  {"a", BULKI_T_UINT8, 2, raw},
+        {"a", BULKI_T_UINT64, 8, &u},      {"a", BULKI_T_UINT8, 0, NULL},
+    };
+    unsigned accepted = 0;
+    for (size_t c = 0; c < NELEM(tags); c++) {
+        size_t len;
+        uint8_t *rec = enc_kvtag(&tags[c], &len);
+        for (size_t pos = 0; pos < len; pos++) {
+            for (unsigned b = 0; b < 256; b++) {
+                uint8_t *m = dup_rec(rec, len);
+                m[pos] = (uint8_t)b;
+                struct ckpt_kvtag t;
+                if (ckpt_rec_kvtag_decode(&t, m, len, NULL) == 0) {
+                    bulki_map map;
+                    bulki_ent v, ty;
+                    if (bulki_decode_doc(&map, m, len, NULL) != 0)
+                        fail_msg("case %zu, byte %zu = %u: accepted, but not a valid BULKI", c, pos, b);
+                    assert_int_equal(bulki_map_get(&v, &map, "v"), 0);
+                    if (bulki_map_get(&ty, &map, "t") != 0)
+                        assert_int_equal(t.type, (int8_t)v.type);
+                    assert_ptr_equal(t.value, v.payload);
+                    assert_int_equal(t.size, v.payload_len + (v.type == BULKI_T_STRING ? 1 : 0));
+                    accepted++;
+                }
+                free(m);
+            }
+        }
+        free(rec);
+    }
+    assert_true(accepted > 0);
 }
 
 static void test_kvtag_string_size_counts_nul(void **state)
@@ -720,8 +823,11 @@ static void test_missing_required_fields_are_rejected(void **state)
                                           "tags", "transform_state", "data_server_id",
                                           "region_partition", "consistency"};
     check_required(R_OBJ, obj_pairs, obj_req, NELEM(obj_req), obj_opt, NELEM(obj_opt));
-    static const char *const tag_req[] = {"name", "type", "value"};
-    check_required(R_KVTAG, kvtag_pairs, tag_req, NELEM(tag_req), NULL, 0);
+    /* format 1's kvtag record: since format 2 the name may come from the
+     * key and the type from the value */
+    static const char *const tag_req[] = {"value"};
+    static const char *const tag_opt[] = {"name", "type"};
+    check_required(R_KVTAG, kvtag_pairs, tag_req, NELEM(tag_req), tag_opt, NELEM(tag_opt));
     static const char *const cont_req[] = {"cont_id", "cont_name"};
     static const char *const cont_opt[] = {"tags"};
     check_required(R_CONT, cont_pairs, cont_req, NELEM(cont_req), cont_opt, NELEM(cont_opt));
@@ -984,6 +1090,9 @@ int main(void)
         T(test_obj_roundtrip_empty_and_null_strings),
         T(test_obj_encode_rejects_bad_input),
         T(test_kvtag_roundtrip_scalars_and_strings),
+        T(test_kvtag_record_exact_bytes),
+        T(test_kvtag_long_name_and_raw_type_in_record),
+        T(test_kvtag_positional_decode_agrees_with_bulki),
         T(test_kvtag_string_size_counts_nul),
         T(test_kvtag_roundtrip_int_arrays),
         T(test_kvtag_odd_sizes_kept_as_raw_bytes),

@@ -39,7 +39,7 @@ static void assert_disk_meta(ckpt_store *st, int rank, int nranks, uint64_t gene
     assert_int_equal(slen, strlen(CKPT_FORMAT_MAGIC));
     assert_memory_equal(s, CKPT_FORMAT_MAGIC, slen);
     assert_int_equal(stu_rec_u64(&v, "format_version", &u), 0);
-    assert_int_equal(u, 1);
+    assert_int_equal(u, CKPT_FORMAT_VERSION);
     assert_int_equal(stu_rec_i64(&v, "rank", &i), 0);
     assert_int_equal(i, rank);
     assert_int_equal(stu_rec_i64(&v, "nranks", &i), 0);
@@ -86,7 +86,7 @@ static void test_open_creates_rank_dir_and_meta(void **state)
     assert_string_equal(ckpt_store_path(st), want);
 
     struct ckpt_store_info info = stu_info(st);
-    assert_int_equal(info.format_version, 1);
+    assert_int_equal(info.format_version, CKPT_FORMAT_VERSION);
     assert_int_equal(info.rank, 0);
     assert_int_equal(info.nranks, 1);
     assert_int_equal(info.generation, 1);
@@ -109,7 +109,7 @@ static void test_open_creates_rank_dir_and_meta(void **state)
     info = stu_info(st);
     assert_int_equal(info.clean, 1);
     assert_int_equal(info.generation, 1);
-    assert_int_equal(info.format_version, 1);
+    assert_int_equal(info.format_version, CKPT_FORMAT_VERSION);
     assert_disk_meta(st, 0, 1, 1, 1);
     stu_close(st);
 

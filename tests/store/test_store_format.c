@@ -174,7 +174,7 @@ static void test_newer_format_version_is_refused(void **state)
     make_store(state, envdir, sizeof envdir);
     read_meta(&m, envdir);
     assert_string_equal(m.magic, CKPT_FORMAT_MAGIC);
-    assert_int_equal(m.format_version, 1);
+    assert_int_equal(m.format_version, CKPT_FORMAT_VERSION);
     assert_int_equal(m.clean, 1);
     assert_int_equal(m.generation, 1);
 
@@ -182,17 +182,20 @@ static void test_newer_format_version_is_refused(void **state)
     write_meta(envdir, &m, EDIT_NONE);
     assert_int_equal(try_open(state, 1), 0);
 
-    m.format_version = 2;
+    char newer[32], ours[32];
+    snprintf(newer, sizeof newer, "version %u", CKPT_FORMAT_VERSION + 1);
+    snprintf(ours, sizeof ours, "version %u", CKPT_FORMAT_VERSION);
+    m.format_version = CKPT_FORMAT_VERSION + 1;
     write_meta(envdir, &m, EDIT_NONE);
     for (int ro = 0; ro <= 1; ro++) {
         assert_int_equal(try_open(state, ro), CKPT_E_VERSION);
-        assert_msg_has("version 2");
-        assert_msg_has("version 1");
+        assert_msg_has(newer);
+        assert_msg_has(ours);
         assert_msg_has(envdir);
     }
     /* the refused opens left meta alone (no generation bump, no clean = 0) */
     read_meta(&after, envdir);
-    assert_int_equal(after.format_version, 2);
+    assert_int_equal(after.format_version, CKPT_FORMAT_VERSION + 1);
     assert_int_equal(after.generation, m.generation);
     assert_int_equal(after.clean, 1);
     assert_int_equal(after.commits, m.commits);
@@ -203,8 +206,8 @@ static void test_newer_format_version_is_refused(void **state)
     assert_int_equal(try_open(state, 0), CKPT_E_VERSION);
     assert_msg_has("version 1000");
 
-    /* and back to 1: the store opens again and its data is intact */
-    m.format_version = 1;
+    /* and back to this build's: the store opens again and its data is intact */
+    m.format_version = CKPT_FORMAT_VERSION;
     write_meta(envdir, &m, EDIT_NONE);
     struct ckpt_store_opts o = stu_opts(stu_dir(state));
     ckpt_store *st = stu_open(&o);
@@ -230,7 +233,7 @@ static void test_older_format_version_is_refused(void **state)
     write_meta(envdir, &m, EDIT_NONE);
     assert_int_equal(try_open(state, 0), CKPT_E_VERSION);
     assert_msg_has("version 0");
-    assert_msg_has("version 1");
+    assert_msg_has("version 2");
 }
 
 static void test_meta_without_magic_is_not_a_store(void **state)

@@ -632,6 +632,8 @@ static void test_raw_put_get_delete_every_db(void **state)
         char key[32], val[64];
         int kn = snprintf(key, sizeof key, "raw-key-%d", db);
         int vn = snprintf(val, sizeof val, "raw value of %s", ckpt_db_name(db));
+        if (db == CKPT_DB_TAG_INDEX)
+            continue; /* its own test: test_raw_tag_index_entries */
         stu_assert_rc(ckpt_store_put_raw(st, db, key, (size_t)kn, val, (size_t)vn), 0, st);
         stu_assert_rc(ckpt_store_put_raw(st, db, "empty", 5, NULL, 0), 0, st);
     }
@@ -641,6 +643,8 @@ static void test_raw_put_get_delete_every_db(void **state)
         char key[32], val[64];
         int kn = snprintf(key, sizeof key, "raw-key-%d", db);
         int vn = snprintf(val, sizeof val, "raw value of %s", ckpt_db_name(db));
+        if (db == CKPT_DB_TAG_INDEX)
+            continue;
         stu_assert_rc(ckpt_get_raw(&v, tx, db, key, (size_t)kn), 0, st);
         assert_int_equal(v.len, (size_t)vn);
         assert_memory_equal(v.data, val, (size_t)vn);
@@ -659,6 +663,8 @@ static void test_raw_put_get_delete_every_db(void **state)
     for (int db = CKPT_DB_OBJ; db < CKPT_DB_COUNT; db++) {
         char key[32];
         int kn = snprintf(key, sizeof key, "raw-key-%d", db);
+        if (db == CKPT_DB_TAG_INDEX)
+            continue;
         stu_assert_rc(ckpt_store_del_raw(st, db, key, (size_t)kn), 0, st);
         stu_assert_rc(ckpt_store_del_raw(st, db, "never", 5), 0, st);
     }
@@ -667,6 +673,8 @@ static void test_raw_put_get_delete_every_db(void **state)
     for (int db = CKPT_DB_OBJ; db < CKPT_DB_COUNT; db++) {
         char key[32];
         int kn = snprintf(key, sizeof key, "raw-key-%d", db);
+        if (db == CKPT_DB_TAG_INDEX)
+            continue;
         stu_assert_rc(ckpt_get_raw(&v, tx, db, key, (size_t)kn), CKPT_E_NOTFOUND, st);
         stu_assert_rc(ckpt_get_raw(&v, tx, db, "empty", 5), 0, st);
     }
@@ -707,6 +715,69 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The tag index holds logical entries namekey . owner -> "" (stored as
+ * DUPSORT duplicates since format 2): raw access sees exactly those, in
+ * byte order, prefix scans included, and nothing else can be put there. */
+static void test_raw_tag_index_entries(void **state)
+{
+    ckpt_store *st = open_manual(state);
+    static const char *names[] = {"b", "a", "ab", "b"};
+    static const uint64_t owners[] = {7, 300, 5, 2};
+    uint8_t key[32];
+    struct stu_list l;
+    ckpt_rtxn *tx;
+    ckpt_val v;
+    for (size_t i = 0; i < 4; i++) {
+        size_t n = ckpt_key_name(key, names[i], strlen(names[i]));
+        ckpt_key_u64(key + n, owners[i]);
+        stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, n + 8, NULL, 0), 0, st);
+        stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, n + 8, NULL, 0), 0, st);
+    }
+    stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, 10, "v", 1), CKPT_E_INVAL, st);
+    stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, 8, NULL, 0), CKPT_E_INVAL, st);
+    stu_assert_rc(ckpt_store_del_raw(st, CKPT_DB_TAG_INDEX, key, 3), CKPT_E_INVAL, st);
+    checkpoint(st);
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, NULL, 0);
+    stu_assert_ascending(&l);
+    assert_int_equal(l.n, 4); /* a/300, ab/5, b/2, b/7: the repeated puts added nothing */
+    assert_int_equal(l.e[0].klen, 10);
+    assert_memory_equal(l.e[0].key, "a", 2);
+    assert_int_equal(ckpt_key_get_u64(l.e[0].key + 2), 300);
+    assert_int_equal(ckpt_key_get_u64(l.e[2].key + 2), 2);
+    assert_int_equal(ckpt_key_get_u64(l.e[3].key + 2), 7);
+    for (size_t i = 0; i < l.n; i++)
+        assert_int_equal(l.e[i].vlen, 0);
+    stu_list_free(&l);
+    /* a prefix inside the name, the whole name, and name + owner bytes */
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, "a", 1);
+    assert_int_equal(l.n, 2);
+    stu_list_free(&l);
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, "b", 2);
+    assert_int_equal(l.n, 2);
+    stu_list_free(&l);
+    size_t n = ckpt_key_name(key, "b", 1);
+    ckpt_key_u64(key + n, 7);
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, key, n + 8);
+    assert_int_equal(l.n, 1);
+    stu_list_free(&l);
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, key, n + 7); /* owners 0..255 of "b" */
+    assert_int_equal(l.n, 2);
+    stu_list_free(&l);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    stu_assert_rc(ckpt_get_raw(&v, tx, CKPT_DB_TAG_INDEX, key, n + 8), 0, st);
+    assert_int_equal(v.len, 0);
+    ckpt_key_u64(key + n, 8);
+    stu_assert_rc(ckpt_get_raw(&v, tx, CKPT_DB_TAG_INDEX, key, n + 8), CKPT_E_NOTFOUND, st);
+    ckpt_rtxn_end(tx);
+    ckpt_key_u64(key + n, 7);
+    stu_assert_rc(ckpt_store_del_raw(st, CKPT_DB_TAG_INDEX, key, n + 8), 0, st);
+    checkpoint(st);
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, NULL, 0);
+    assert_int_equal(l.n, 3);
+    stu_list_free(&l);
+    stu_close(st);
+}
+
 static void test_iter_every_db_ascending_big_endian_ids(void **state)
 {
     ckpt_store *st = open_manual(state);
@@ -722,6 +793,8 @@ static void test_iter_every_db_ascending_big_endian_ids(void **state)
     memcpy(sorted, order_ids, sizeof sorted);
     qsort(sorted, N_ORDER, sizeof sorted[0], cmp_u64);
     for (int db = CKPT_DB_OBJ; db < CKPT_DB_COUNT; db++) {
+        if (db == CKPT_DB_TAG_INDEX)
+            continue; /* test_raw_tag_index_entries */
         for (size_t i = 0; i < N_ORDER; i++) {
             ckpt_key_u64(k, order_ids[i]);
             stu_assert_rc(ckpt_store_put_raw(st, db, k, 8, &order_ids[i], 8), 0, st);
@@ -729,6 +802,8 @@ static void test_iter_every_db_ascending_big_endian_ids(void **state)
     }
     checkpoint(st);
     for (int db = CKPT_DB_OBJ; db < CKPT_DB_COUNT; db++) {
+        if (db == CKPT_DB_TAG_INDEX)
+            continue;
         stu_collect_db(&l, st, db, NULL, 0);
         stu_assert_ascending(&l);
         assert_int_equal(l.n, N_ORDER);
@@ -1055,6 +1130,7 @@ int main(void)
         T(test_containers_members_and_delete),
         T(test_regions_put_delete_iterate),
         T(test_raw_put_get_delete_every_db),
+        T(test_raw_tag_index_entries),
         T(test_iter_every_db_ascending_big_endian_ids),
         T(test_obj_name_keys_sort_by_name_then_time_step),
         T(test_iter_callback_can_stop),

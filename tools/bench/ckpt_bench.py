@@ -37,7 +37,8 @@ CONFIGURED_NPFLAG = "@MPIEXEC_NUMPROC_FLAG@"
 METHODS = ["lmdb", "lmdb-raw", "fwrite", "bulki", "sqlite", "rocksdb"]
 HAS_MAP = {"lmdb": True, "lmdb-raw": True, "fwrite": False, "bulki": False, "sqlite": True,
            "rocksdb": True}
-PHASES = ["workload_s", "close_s", "close_fsync_s", "restart_map_s", "restart_rebuild_s"]
+PHASES = ["workload_s", "close_s", "close_fsync_s", "restart_map_s", "restart_rebuild_s",
+          "fsync_commit_s"]
 
 # objects, tags, tagged are lists; per_rank: objects are per rank
 PRESETS = {
@@ -233,6 +234,9 @@ def run_once(a, method, cfg, store):
         "close_s": float(w["close_s"]),
         # methods whose close always syncs report it once; it is both numbers
         "close_fsync_s": float(w.get("close_fsync_s", w["close_s"])),
+        # lmdb: one small fsync'd commit on the same file system, measured
+        # right after close (the floor of a durable close)
+        "fsync_commit_s": float(w["fsync_commit_s"]) if "fsync_commit_s" in w else None,
         "mutations": int(w["mutations"]),
         "rss_write": int(w.get("peak_rss_kb", 0)),
         "store_bytes": store_bytes(store),
@@ -464,12 +468,20 @@ def targets(results):
             rows.append(("restart-map ≥ 1000× faster than fwrite restart", where, fmt_ratio(x),
                          "≥ 1000×", verdict(x, 1000, True)))
             x = ratio(med(fw, "restart_rebuild_s"), med(lm, "restart_rebuild_s"))
+            rows.append(("restart-rebuild at least as fast as fwrite's restart (aim 2×)", where,
+                         fmt_ratio(x), "≥ 1×", verdict(x, 1, True)))
             rows.append(("restart-rebuild ≥ 5× faster than fwrite", where, fmt_ratio(x), "≥ 5×",
                          verdict(x, 5, True)))
             x = ratio(lm["store_bytes"], fw["store_bytes"])
+            rows.append(("store ≤ the fwrite file (aim 0.6×)", where, fmt_ratio(x), "≤ 1×",
+                         verdict(x, 1, False)))
             rows.append(("store ≤ 0.3× the fwrite file", where, fmt_ratio(x), "≤ 0.3×",
                          verdict(x, 0.3, False)))
-        for peer, goal in (("lmdb-raw", 1.5), ("sqlite", 0.5), ("rocksdb", 0.7)):
+        if lm and med(lm, "fsync_commit_s"):
+            x = ratio(med(lm, "close_s"), med(lm, "fsync_commit_s"))
+            rows.append(("close ≤ 2× one small fsync'd commit (same disk, same run)", where,
+                         fmt_ratio(x), "≤ 2×", verdict(x, 2, False)))
+        for peer, goal in (("lmdb-raw", 1.2), ("sqlite", 0.5), ("rocksdb", 0.7)):
             if lm and g.get(peer):
                 x = ratio(med(lm, "workload_s"), med(g[peer], "workload_s"))
                 rows.append(("workload ≤ %g× %s" % (goal, peer), where, fmt_ratio(x),
@@ -521,13 +533,14 @@ def markdown(a, results, info, cmdline, date=None):
         fw = next((r for r in rs if r["method"] == "fwrite"), None)
         out.append("#### " + cfg_title(rs[0], cores))
         out.append("")
-        out.append("| method | workload | close | close + fsync | restart (map) | restart (rebuild) "
-                   "| store | peak RSS |")
-        out.append("|---|---|---|---|---|---|---|---|")
+        out.append("| method | workload | close | close + fsync | one fsync'd commit² | restart (map) "
+                   "| restart (rebuild) | store | peak RSS |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
         for r in rs:
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["method"], fmt_triplet(r["workload_s"]), fmt_triplet(r["close_s"]),
-                fmt_triplet(r["close_fsync_s"]), fmt_triplet(r["restart_map_s"]),
+                fmt_triplet(r["close_fsync_s"]), fmt_triplet(r.get("fsync_commit_s")),
+                fmt_triplet(r["restart_map_s"]),
                 fmt_triplet(r["restart_rebuild_s"]), fmt_bytes(r["store_bytes"]),
                 fmt_bytes(r["peak_rss_kb"] * 1024)))
         if fw:
@@ -547,6 +560,10 @@ def markdown(a, results, info, cmdline, date=None):
             out.append("")
             out.append("¹ fwrite's only restart (read everything, rebuild) against the method's "
                        "map restart, or its full restart if it has no map.")
+        out.append("")
+        out.append("² one LMDB commit of one small put in sync mode (fdatasync), in a fresh "
+                   "environment beside the store, right after the lmdb method's close: the floor "
+                   "of a durable close on this disk at that moment.")
         out.append("")
     rows = targets(results)
     if rows:

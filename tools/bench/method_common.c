@@ -340,7 +340,7 @@ int bench_kv_rebuild_entry(model_server *m, int db, const void *k, size_t klen, 
         struct ckpt_kvtag t;
         if (klen <= 8)
             return ckpt_error(CKPT_E_RECORD, "kvtag key of %zu bytes", klen);
-        if ((rc = ckpt_rec_kvtag_decode(&t, v, vlen, &off)) == 0 &&
+        if ((rc = ckpt_rec_kvtag_decode_entry(&t, k, klen, v, vlen, &off)) == 0 &&
             (rc = cb->kvtag(ckpt_key_get_u64(k), &t, m)) == 0)
             st->kvtags++;
         break;

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "ckpt_fs.h"
 #include "methods.h"
 
 struct lr {
@@ -191,3 +193,55 @@ static int lr_rebuild(model_server *m, const char *root, int rank, int nranks,
 const struct bench_method bench_method_lmdb_raw = {
     "lmdb-raw", 1, lr_path, lr_open, lr_close, lr_discard, lr_map, lr_release, lr_rebuild,
 };
+
+/* ------------------------------------------------------------------ */
+/* one small fsync'd commit: the floor close is measured against        */
+/* ------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_fsync_commit_s(const char *root, int rank, int n)
+{
+    char dir[4200];
+    double t[64], res = -1;
+    MDB_env *env = NULL;
+    MDB_dbi dbi;
+    int rc, done = 0;
+    if (n < 1 || n > 64 || snprintf(dir, sizeof dir, "%s.fsync-probe-%d", root, rank) >= (int)sizeof dir)
+        return -1;
+    ckpt_fs_rmtree(dir);
+    if (ckpt_fs_mkdirs(dir) != 0 || mdb_env_create(&env) != 0 ||
+        mdb_env_set_mapsize(env, (size_t)1 << 20) != 0 || mdb_env_open(env, dir, 0, 0600) != 0)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        MDB_txn *txn;
+        uint8_t k[8], v[100];
+        struct timespec a, b;
+        memset(v, i, sizeof v);
+        memcpy(k, &i, sizeof i);
+        memset(k + sizeof i, 0, sizeof k - sizeof i);
+        MDB_val key = {sizeof k, k}, val = {sizeof v, v};
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        if ((rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
+            goto done;
+        if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi)) != 0 || (rc = mdb_put(txn, dbi, &key, &val, 0)) != 0) {
+            mdb_txn_abort(txn);
+            goto done;
+        }
+        if (mdb_txn_commit(txn) != 0)
+            goto done;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        t[done++] = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    }
+    qsort(t, (size_t)done, sizeof t[0], cmp_double);
+    res = t[done / 2];
+done:
+    if (env)
+        mdb_env_close(env);
+    ckpt_fs_rmtree(dir);
+    return res;
+}

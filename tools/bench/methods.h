@@ -53,6 +53,13 @@ int bench_restart(const struct bench_cmd *c);
  * over all ranks. Collective. */
 long bench_peak_rss_kb(void);
 
+/* The floor of a durable close: one small LMDB commit in sync mode (the
+ * default flags: pages, fdatasync, meta page, fdatasync) of one 100-byte
+ * put, in a fresh environment beside the store (root.fsync-probe-<rank>,
+ * removed again), so on the same file system. The median of `n` such
+ * commits, in seconds; < 0 if the probe failed. */
+double bench_fsync_commit_s(const char *root, int rank, int n);
+
 /* ---- for the method implementations ---- */
 
 /* Times a method's close reports, per rank (seconds). */

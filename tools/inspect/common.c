@@ -771,7 +771,8 @@ json_object *kvtag_json(const struct ckpt_kvtag *t)
     json_object *j = json_object_new_object();
     const char *tn = pdc_type_name(t->type);
     int raw;
-    add(j, "name", jstr(t->name));
+    if (t->name != NULL) /* a record read without its key names only a long tag */
+        add(j, "name", jstr(t->name));
     add(j, "type", tn ? json_object_new_string(tn) : jnum_i64(t->type));
     json_object *v = tag_value_json(t, &raw);
     if (raw) {
@@ -930,8 +931,11 @@ static const char *record_kind(int db)
     }
 }
 
-/* Run the record decoder of db; 0 or CKPT_E_RECORD with *off. */
-static int decode_record(int db, const void *data, size_t len, size_t *off, json_object **out)
+/* Run the record decoder of db; 0 or CKPT_E_RECORD with *off. key (may be
+ * NULL) is the record's store key: a kvtag record takes a short name from
+ * it. */
+static int decode_record(int db, const void *key, size_t klen, const void *data, size_t len,
+                         size_t *off, json_object **out)
 {
     int rc;
     *off = 0;
@@ -944,7 +948,9 @@ static int decode_record(int db, const void *data, size_t len, size_t *off, json
     }
     case CKPT_DB_KVTAG: {
         struct ckpt_kvtag t;
-        if ((rc = ckpt_rec_kvtag_decode(&t, data, len, off)) == 0 && out)
+        rc = key ? ckpt_rec_kvtag_decode_entry(&t, key, klen, data, len, off)
+                 : ckpt_rec_kvtag_decode(&t, data, len, off);
+        if (rc == 0 && out)
             *out = kvtag_json(&t);
         return rc;
     }
@@ -981,16 +987,17 @@ void record_error(char *buf, size_t n, int db, const void *data, size_t len)
                  bulki_strerror(rc), bulki_errname(rc), off, len);
         return;
     }
-    decode_record(db, data, len, &off, NULL);
+    decode_record(db, NULL, 0, data, len, &off, NULL);
     snprintf(buf, n, "value is BULKI but not a valid %s record: a field is missing or mistyped "
              "(near byte %zu of %zu)", record_kind(db), off, len);
 }
 
-json_object *record_json(int db, const void *data, size_t len, char *err, size_t errn)
+json_object *record_json(int db, const void *key, size_t klen, const void *data, size_t len,
+                         char *err, size_t errn)
 {
     json_object *j = NULL;
     size_t off;
-    if (decode_record(db, data, len, &off, &j) != 0 || j == NULL) {
+    if (decode_record(db, key, klen, data, len, &off, &j) != 0 || j == NULL) {
         record_error(err, errn, db, data, len);
         return NULL;
     }

@@ -29,7 +29,8 @@ static int is_bulki_db(int db)
 
 /* The value of an entry; sets *err (and returns NULL or a partial form)
  * when it does not decode. */
-static json_object *value_json(const struct dump_ctx *c, const ckpt_val *v, char *err, size_t errn)
+static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, const ckpt_val *v,
+                               char *err, size_t errn)
 {
     err[0] = 0;
     if (is_bulki_db(c->db)) {
@@ -43,7 +44,7 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *v, char
             }
             return j;
         }
-        return record_json(c->db, v->data, v->len, err, errn);
+        return record_json(c->db, k->data, k->len, v->data, v->len, err, errn);
     }
     switch (c->db) {
     case CKPT_DB_OBJ_NAME:
@@ -86,7 +87,7 @@ static int dump_entry(const ckpt_val *k, const ckpt_val *v, void *p)
     struct dump_ctx *c = p;
     char err[256];
     json_object *o = json_object_new_object();
-    json_object *val = value_json(c, v, err, sizeof err);
+    json_object *val = value_json(c, k, v, err, sizeof err);
     struct dkey d;
     json_object_object_add(o, "rank", jnum_i64(c->rank));
     json_object_object_add(o, "db", json_object_new_string(ckpt_db_name(c->db)));

@@ -107,7 +107,7 @@ static int add_record(const ckpt_val *k, const ckpt_val *v, void *p)
 {
     struct list_ctx *c = p;
     char err[256];
-    json_object *j = record_json(c->db, v->data, v->len, err, sizeof err);
+    json_object *j = record_json(c->db, k->data, k->len, v->data, v->len, err, sizeof err);
     if (j == NULL) {
         char kt[256];
         key_text(kt, sizeof kt, c->db, k->data, k->len);

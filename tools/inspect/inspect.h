@@ -167,7 +167,8 @@ json_object *bulki_plain_json(const bulki_map *m);
 void record_error(char *buf, size_t n, int db, const void *data, size_t len);
 /* Decode a record of db (obj, kvtag, cont, region) and return its friendly
  * JSON; NULL and a message in err when it does not decode. */
-json_object *record_json(int db, const void *data, size_t len, char *err, size_t errn);
+json_object *record_json(int db, const void *key, size_t klen, const void *data, size_t len,
+                         char *err, size_t errn);
 
 /* Print one JSON value on one line / pretty. */
 void print_json_line(json_object *j);

@@ -239,8 +239,8 @@ static void phase_open(struct verify *v, struct vrank *r)
         problem(v, e->rank, "meta", "cannot read the meta record: %s", store_msg(rc));
         return;
     }
-    if (r->info.format_version != CKPT_FORMAT_VERSION)
-        problem(v, e->rank, "meta", "key \"meta\": format version %u, this build reads %u",
+    if (r->info.format_version < 1 || r->info.format_version > CKPT_FORMAT_VERSION)
+        problem(v, e->rank, "meta", "key \"meta\": format version %u, this build reads 1 to %u",
                 r->info.format_version, CKPT_FORMAT_VERSION);
     if (r->info.rank != e->rank)
         problem(v, e->rank, "meta", "key \"meta\": says rank %d, but it is in directory rank-%d",
@@ -500,7 +500,7 @@ static int check_kvtag(const ckpt_val *k, const ckpt_val *val, void *p)
     c->v->n_kvtag++;
     if (bad_key(c, k, &d))
         return 0;
-    if (ckpt_rec_kvtag_decode(&t, val->data, val->len, &off) != 0) {
+    if (ckpt_rec_kvtag_decode_entry(&t, k->data, k->len, val->data, val->len, &off) != 0) {
         bad_record(c, k, val);
     } else if (!same_name_key(t.name, NULL, 0, (const uint8_t *)k->data + 8, k->len - 8)) {
         char nt[128];
