@@ -24,7 +24,8 @@
  *     kvtag RPCs) to PDC's own dump, written at close, and recovers it on
  *     the first DART request rather than before "Server ready";
  *   - keeps PDC's transfer-request region table (which has fields the
- *     store's region record does not) in a side file written at close.
+ *     store's region record does not) in a side file written at close
+ *     ($PDC_TMPDIR/pdc-ckpt-transfer.<rank>).
  *
  * Runs on PDC's single RPC thread (PDC's default build, ENABLE_MULTITHREAD
  * off). A fault holds a store read while it fills PDC's tables and never
@@ -524,9 +525,12 @@ void PDC_ckpt_fault_all(void)
 
 /* ---- transfer-request region table: a side file, as PDC's checkpoint has it ---- */
 
+/* In PDC's tmp dir beside its other side files (dart_info.bin), not in the
+ * store root: a store root holds ranks only (anything else is a stray
+ * entry that restart and re-homing refuse). */
 static void transfer_path(char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s/rank-%d.transfer", ckpt_root_g, pdc_server_rank_g);
+    snprintf(buf, cap, "%s/pdc-ckpt-transfer.%d", pdc_server_tmp_dir_g, pdc_server_rank_g);
 }
 
 static void transfer_save(void)
