@@ -6,6 +6,7 @@
 # store is never overwritten.
 # usage: test_inspect_import.sh INSPECT WORKLOAD LEGACY_DATA MPIEXEC NUMPROC_FLAG
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 inspect=$1 wl=$2 data=$3 mpiexec=$4 npflag=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -15,10 +16,10 @@ check_import() { # case nranks objects
     "$inspect" import-legacy --store "$root" --nranks "$n" "$data/$c"/metadata_checkpoint.* |
         tee "$dir/out"
     grep -q "objects $objs," "$dir/out"
-    "$inspect" verify "$root" | grep -q "verified $objs objects, .* in $n ranks: OK"
+    "$inspect" verify "$root" | grep_all "verified $objs objects, .* in $n ranks: OK"
     # the model PDC server restarts from it, both ways
     "$mpiexec" "$npflag" "$n" "$wl" restart --store "$root" >/dev/null
-    "$mpiexec" "$npflag" "$n" "$wl" restart --store "$root" --rebuild | grep -q "$objs objects"
+    "$mpiexec" "$npflag" "$n" "$wl" restart --store "$root" --rebuild | grep_all "$objs objects"
 }
 check_import L1 1 12
 check_import L1 3 12
@@ -47,7 +48,7 @@ if "$inspect" import-legacy --store "$dir/bad" "$data/L2/metadata_checkpoint.0" 
 fi
 grep -q "cut.1: byte [0-9]*:" "$dir/err"
 grep -q "nothing was imported" "$dir/err"
-[ ! -e "$dir/bad" ] && ! ls "$dir" | grep -q "bad.import"
+[ ! -e "$dir/bad" ] && ! ls "$dir" | grep_all "bad.import"
 
 # a corrupted count (n_cont = 2^31-1) likewise
 cp "$data/L1/metadata_checkpoint.0" "$dir/huge.0"

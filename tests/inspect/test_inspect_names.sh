@@ -7,6 +7,7 @@
 # plain string (docs/TOOLS.md, "Strings that are not UTF-8").
 # usage: test_inspect_names.sh INSPECT INSPECT_NAMES
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 inspect=$1 mk=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -23,7 +24,7 @@ s=$dir/s
 "$inspect" find "$s" --tag $'tag\xff' >"$dir/find.jsonl" || fail "find --tag (not UTF-8)"
 "$inspect" find "$s" --tag "café" --value "€" >"$dir/find2.jsonl" || fail "find --tag café"
 "$inspect" stat "$s" --json >"$dir/stat.json" || fail "stat --json"
-"$inspect" verify "$s" | grep -q "verified 3 objects, 2 kvtags, 1 containers, 3 members" ||
+"$inspect" verify "$s" | grep_all "verified 3 objects, 2 kvtags, 1 containers, 3 members" ||
     fail "verify"
 
 python3 - "$dir" "$cont" "$a" "$b" "$c" <<'PY'

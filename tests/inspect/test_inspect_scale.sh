@@ -11,6 +11,7 @@
 # /dev/shm, which is fsync time, not what this test is about.
 # usage: test_inspect_scale.sh INSPECT WORKLOAD LEGACY_DATA MPIEXEC NUMPROC_FLAG [NRANKS]
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 inspect=$1 wl=$2 data=$3 mpiexec=$4 npflag=$5 n=${6:-4096}
 base=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
@@ -59,7 +60,7 @@ name=$(grep -m1 '"db":"obj_name"' "$dir/dump" | python3 -c 'import json,sys; k=j
 set -- $name
 timed get "$inspect" get "$s" --name "$1" --time-step "$2" >"$dir/get.json" || fail "get --name $1"
 id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$dir/get.json")
-"$inspect" get "$s" --id "$id" | grep -q "\"obj_name\": \"$1\"" || fail "get --id $id"
+"$inspect" get "$s" --id "$id" | grep_all "\"obj_name\": \"$1\"" || fail "get --id $id"
 "$inspect" get "$s" --id 999999999999 2>"$dir/err" && fail "get of a missing id succeeded"
 grep -q "no object with id 999999999999 in $n ranks" "$dir/err" || fail "get miss: $(cat "$dir/err")"
 # find: every owner of a tag that each of the 200 objects carries
@@ -76,7 +77,7 @@ grep -q "verified 200 objects, 600 kvtags, 1 containers, 200 members, 0 regions 
 timed copy "$inspect" copy "$s" "$dir/c" >"$dir/copy" 2>"$dir/err" || fail "copy: $(cat "$dir/err")"
 [ "$(grep -c ': copied ' "$dir/copy")" = "$n" ] || fail "copy did not copy $n ranks"
 [ ! -s "$dir/err" ] || fail "copy wrote on stderr without a terminal"
-"$inspect" verify "$dir/c" | grep -q "in $n ranks: OK" || fail "the copy does not verify"
+"$inspect" verify "$dir/c" | grep_all "in $n ranks: OK" || fail "the copy does not verify"
 
 # progress on a terminal: a count, a bar and an ETA on stderr
 if command -v script >/dev/null; then
@@ -96,9 +97,9 @@ timed "re-homing $n -> 2 ranks" "$mpiexec" "$npflag" 2 "$wl" restart --store "$d
     fail "re-homing: $(cat "$dir/rehome" "$dir/err")"
 grep -q "re-homed .* records from $n to 2 ranks" "$dir/rehome" || fail "re-homing: $(cat "$dir/rehome")"
 [ "$(ls -d "$dir/c"/rank-* | wc -l)" = 2 ] || fail "not 2 ranks after the re-homing"
-"$inspect" verify "$dir/c" | grep -q "verified 200 objects, 600 kvtags, 1 containers, 200 members, 0 regions in 2 ranks: OK" ||
+"$inspect" verify "$dir/c" | grep_all "verified 200 objects, 600 kvtags, 1 containers, 200 members, 0 regions in 2 ranks: OK" ||
     fail "the re-homed store does not verify"
-"$inspect" get "$dir/c" --id "$id" | grep -q "\"obj_name\": \"$1\"" || fail "get --id $id after re-homing"
+"$inspect" get "$dir/c" --id "$id" | grep_all "\"obj_name\": \"$1\"" || fail "get --id $id after re-homing"
 # re-homing onto 1 rank (a singleton, no mpiexec: under mpiexec a rank's
 # stderr is a pipe to the launcher, never a terminal), on a terminal: rank
 # 0's progress line counts the old environments it read, up to all of them
@@ -109,7 +110,7 @@ if command -v script >/dev/null; then
     grep -q "re-homed .* records from $n to 1 ranks" "$dir/rehome1" || fail "re-homing onto 1 rank"
     tr '\r' '\n' <"$dir/tty1" | grep -aq "restart: re-homing, rank 0 read: $n/$n old environments \[#*\] 100%" ||
         fail "no re-homing progress on a terminal: $(head -c 300 "$dir/tty1")"
-    "$inspect" verify "$dir/c1" | grep -q "verified 200 objects, .* in 1 ranks: OK" ||
+    "$inspect" verify "$dir/c1" | grep_all "verified 200 objects, .* in 1 ranks: OK" ||
         fail "the store re-homed onto 1 rank does not verify"
 fi
 echo "OK: $n ranks under ulimit -n 256"

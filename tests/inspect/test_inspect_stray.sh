@@ -11,6 +11,7 @@
 #   - once they are removed, the re-homing runs and the store verifies.
 # usage: test_inspect_stray.sh WORKLOAD INSPECT MPIEXEC NUMPROC_FLAG
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 wl=$1 insp=$2 mpiexec=$3 npflag=$4
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-stray-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -26,7 +27,7 @@ sums() { md5sum "$S"/rank-*/data.mdb; }
 
 # stat: both listed, rank-5 not counted
 "$insp" stat "$S" >"$dir/out" 2>&1 || fail "stat with strays: exit $?"
-grep -A1 "^rank-5: " "$dir/out" | grep -q "^  stray: beyond the store's ranks" ||
+grep -A1 "^rank-5: " "$dir/out" | grep_all "^  stray: beyond the store's ranks" ||
     fail "stat does not mark rank-5 stray"
 grep -q "^stray: $S/rank-5: a rank directory beyond the store's 2 ranks" "$dir/out" || fail "stat: rank-5"
 grep -q "^stray: $S/notes.txt: not part of a pdc-ckpt store" "$dir/out" || fail "stat: notes.txt"

@@ -10,6 +10,7 @@
 #   exports LIB.so...             every exported symbol is ckpt_* or bulki_*
 # Environment: CC, CONSUMER_CFLAGS (sanitizer flags), MPIEXEC.
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 mode=$1
 shift
 unset LD_LIBRARY_PATH
@@ -41,7 +42,7 @@ check_exports() {
         bad=$(nm -D --defined-only "$lib" | awk '{print $NF}' | grep -vE '^(ckpt|bulki)_' || true)
         [ "$n" -gt 0 ] || fail "$lib exports no ckpt_*/bulki_* symbol"
         [ -z "$bad" ] || fail "$lib exports symbols outside ckpt_*/bulki_*: $(echo $bad)"
-        readelf -d "$lib" | grep -q "SONAME" || fail "$lib has no SONAME"
+        readelf -d "$lib" | grep_all "SONAME" || fail "$lib has no SONAME"
         echo "ok: $lib exports $n symbols, all ckpt_*/bulki_*; $(readelf -d "$lib" | grep SONAME | sed 's/.*\[\(.*\)\]/SONAME \1/')"
     done
 }
@@ -87,7 +88,7 @@ install)
     [ -f "$libdir/pkgconfig/pdc-ckpt-mpi.pc" ] || fail "no pdc-ckpt-mpi.pc"
     # nothing of the model server or the benchmarks went into the libraries
     for l in "$libdir"/lib*.a; do
-        ! nm "$l" 2>/dev/null | grep -qiE ' [TDBR] (model_|bench_)' ||
+        ! nm "$l" 2>/dev/null | grep_all -iE ' [TDBR] (model_|bench_)' ||
             fail "$l carries model server or benchmark code"
     done
     echo "installed into $prefix"
@@ -103,7 +104,7 @@ consumer-cmake)
     [ -f "$dir/libconsumer_server_static.so" ] || fail "shared consumer on the static libraries not built"
     # a shared consumer linked against the static libraries carries them and
     # needs no libckpt_*.so
-    ! ldd "$dir/libconsumer_server_static.so" | grep -q libckpt_ ||
+    ! ldd "$dir/libconsumer_server_static.so" | grep_all libckpt_ ||
         fail "libconsumer_server_static.so loads libckpt_*"
     echo "ok: find_package(pdc-ckpt) consumer"
     ;;
@@ -134,7 +135,7 @@ programs)
     prefix=$1
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    "$prefix/bin/ckpt-inspect" --version | grep -q "^ckpt-inspect " || fail "ckpt-inspect --version"
+    "$prefix/bin/ckpt-inspect" --version | grep_all "^ckpt-inspect " || fail "ckpt-inspect --version"
     "$prefix/bin/bulki" -V || fail "bulki -V"
     "$MPIEXEC" -n 1 "$prefix/bin/ckpt-workload" write --store "$tmp/s" --objects 50 \
         --tags-per-object 2 >/dev/null || fail "ckpt-workload write"

@@ -5,6 +5,7 @@
 # values and are found through the id directory, and new ids never collide.
 # usage: test_elastic.sh WORKLOAD FROM TO MPIEXEC NUMPROC_FLAG
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 wl=$1 from=$2 to=$3 mpiexec=$4 npflag=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -19,7 +20,7 @@ grep -q "none in use" "$dir/out"
 [ ! -e "$dir/s/.rehome" ] && [ ! -e "$dir/s/.rehome-old" ]
 "$mpiexec" "$npflag" "$to" "$wl" verify --store "$dir/s" "${W[@]}" --from-ranks "$from"
 "$mpiexec" "$npflag" "$to" "$wl" restart --store "$dir/s" --rebuild --check "${W[@]}" \
-    --from-ranks "$from" | grep -q "tables equal to the workload's"
+    --from-ranks "$from" | grep_all "tables equal to the workload's"
 # a second restart on the same count moves nothing
 "$mpiexec" "$npflag" "$to" "$wl" restart --store "$dir/s" >"$dir/out2"
 ! grep -q "phase=rehome" "$dir/out2"

@@ -9,6 +9,7 @@
 # second restart in MODE keeps the objects created after the first.
 # usage: test_pdc_roundtrip.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS]
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
 . "$here/pdc_lib.sh"
@@ -54,7 +55,7 @@ done
 [ "$(wc -l <"$PDC_WORK/o0.tags")" -eq 7 ] || { echo "FAIL: o0 has $(wc -l <"$PDC_WORK/o0.tags") kvtags in the store, expected 7"; exit 1; }
 # deleted objects are not members any more
 for id in $(awk '$1 == "deleted" { print $3 }' "$manifest"); do
-    if "$inspect" dump "$store" --db cont_obj | grep -q "\"obj_id\":$id}"; then
+    if "$inspect" dump "$store" --db cont_obj | grep_all "\"obj_id\":$id}"; then
         echo "FAIL: deleted object $id is still a member of its container"; exit 1
     fi
 done
@@ -77,6 +78,6 @@ for round in 1 2; do
     "$inspect" verify "$store"
 done
 # after both rounds: the deleted names re-created, plus new1 and new2
-"$inspect" verify "$store" | grep -qF "verified $((n + 2)) objects," ||
+"$inspect" verify "$store" | grep_all -F "verified $((n + 2)) objects," ||
     { echo "FAIL: expected $((n + 2)) objects in the store"; exit 1; }
 echo "PASS: $np server(s), restart $mode: $n objects written, read back twice"

@@ -26,6 +26,7 @@
 #            [--objects N (10000)] [--tags-per-object M (4)] [--draws-only]
 # By hand, the long run: test_crash_loop.sh ... --iterations 100
 set -uo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 wl=$1 insp=$2 mpiexec=$3 npflag=$4
 shift 4
 iterations=10 seed=8 np=2 objects=10000 tags=4 draws_only=0
@@ -70,7 +71,7 @@ inspect_ok() {
     local rc=0
     timeout 300 "$insp" verify "$1" >"$dir/inspect.out" 2>&1 || rc=$?
     [ "$rc" = 0 ] || fail "ckpt-inspect verify $1: exit $rc"
-    tail -n 1 "$dir/inspect.out" | grep -q 'OK$' || fail "ckpt-inspect verify $1: no OK line"
+    tail -n 1 "$dir/inspect.out" | grep_all 'OK$' || fail "ckpt-inspect verify $1: no OK line"
 }
 
 # ckpt-inspect verify after a kill. Each rank's store is an exact prefix of
@@ -86,7 +87,7 @@ inspect_after_kill() {
     timeout 300 "$insp" verify "$1" >"$dir/inspect.out" 2>&1 || rc=$?
     : >"$dir/dangling-$tag"
     if [ "$rc" = 0 ]; then
-        tail -n 1 "$dir/inspect.out" | grep -q 'OK$' || fail "ckpt-inspect verify $1: no OK line"
+        tail -n 1 "$dir/inspect.out" | grep_all 'OK$' || fail "ckpt-inspect verify $1: no OK line"
         return 0
     fi
     [ "$rc" = 1 ] || fail "ckpt-inspect verify $1: exit $rc"

@@ -9,6 +9,7 @@
 # and restarted once more after losing every node; back to fewer ranks.
 # usage: test_shared_mpi.sh WORKLOAD INSPECT MPIEXEC NUMPROC_FLAG
 set -euo pipefail
+. "$(dirname "$0")/../grep_all.sh"
 wl=$1 insp=$2 mpiexec=$3 npflag=$4
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-shared-mpi-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -20,7 +21,7 @@ run() { timeout 300 "$mpiexec" "$npflag" "$1" "$wl" "${@:2}"; }
 verify() { run "$1" verify --store "$L" "${W[@]}" "${@:2}" >/dev/null || fail "verify on $1 ranks ${*:2}"; }
 inspect_ok() {
     "$insp" verify "$1" >"$dir/out" 2>&1 || { cat "$dir/out" >&2; fail "ckpt-inspect verify $1"; }
-    tail -n 1 "$dir/out" | grep -q 'OK$' || fail "ckpt-inspect verify $1: $(cat "$dir/out")"
+    tail -n 1 "$dir/out" | grep_all 'OK$' || fail "ckpt-inspect verify $1: $(cat "$dir/out")"
 }
 owner_only() {
     local r
