@@ -82,7 +82,7 @@ refused() {
     kill -0 "$writer" 2>/dev/null || fail "the writer ended while '$*' ran"
     tried=$((tried + 1))
     echo "refused: $*"
-    sed 's/^/    /' "$dir/out" | head -3
+    head -3 "$dir/out" | sed 's/^/    /'
     sleep 0.05 # the writer commits on
 }
 
