@@ -932,89 +932,6 @@ done:
     return failures ? 1 : 0;
 }
 
-/* ---- PDC's name-read path (names-write / names-read) ---- */
-
-/* Exported by libpdc, declared in PDC's uninstalled pdc_client_connect.h
- * (2e5de75a): the older data path, whose regions go to the metadata
- * server's storage-region list, and its read by object names, which the
- * server answers in PDC_Server_get_storage_meta_by_names. */
-perr_t PDC_Client_write_id(pdcid_t local_obj_id, struct pdc_region_info *region, void *buf);
-perr_t PDC_Client_query_name_read_entire_obj(int nobj, char **obj_names, void ***out_buf,
-                                             uint64_t *out_buf_sizes);
-
-enum { NAMES_BYTES = 4096 };
-
-static unsigned char names_byte(uint64_t k) { return (unsigned char)((k * 131 + 7) & 0xff); }
-
-static int cmd_names_write(const char *name)
-{
-    static unsigned char buf[NAMES_BYTES];
-    uint64_t dims[1] = {NAMES_BYTES}, off[1] = {0}, len[1] = {NAMES_BYTES};
-    struct pdc_region_info reg;
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, oprop = 0, obj = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
-        goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("nc", cprop);
-    oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-    PDCprop_set_obj_type(oprop, PDC_CHAR);
-    PDCprop_set_obj_dims(oprop, 1, dims);
-    obj = cont != 0 ? PDCobj_create(cont, name, oprop) : 0;
-    CHECK(obj != 0, "PDCobj_create(%s)", name);
-    if (obj == 0)
-        goto done;
-    for (uint64_t k = 0; k < NAMES_BYTES; k++)
-        buf[k] = names_byte(k);
-    memset(&reg, 0, sizeof reg);
-    reg.ndim = 1;
-    reg.offset = off;
-    reg.size = len;
-    reg.unit = 1;
-    CHECK(PDC_Client_write_id(obj, &reg, buf) == SUCCEED, "PDC_Client_write_id(%s)", name);
-done:
-    if (obj != 0)
-        PDCobj_close(obj);
-    if (cont != 0)
-        PDCcont_close(cont);
-    if (oprop != 0)
-        PDCprop_close(oprop);
-    if (cprop != 0)
-        PDCprop_close(cprop);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("names-write: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
-}
-
-static int cmd_names_read(const char *name)
-{
-    char nm[MAX_NAME];
-    char *names[1] = {nm};
-    void **out = NULL;
-    uint64_t size = 0;
-    pdcid_t pdc = PDCinit("pdc");
-    snprintf(nm, sizeof nm, "%s", name);
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
-        goto done;
-    CHECK(PDC_Client_query_name_read_entire_obj(1, names, &out, &size) == SUCCEED,
-          "PDC_Client_query_name_read_entire_obj(%s)", name);
-    CHECK(size == NAMES_BYTES, "%s: %" PRIu64 " bytes read by name, expected %d", name, size,
-          NAMES_BYTES);
-    if (size == NAMES_BYTES && out != NULL && out[0] != NULL) {
-        uint64_t bad = 0;
-        for (uint64_t k = 0; k < NAMES_BYTES; k++)
-            bad += ((unsigned char *)out[0])[k] != names_byte(k);
-        CHECK(bad == 0, "%s: %" PRIu64 " of the bytes read by name differ", name, bad);
-    }
-done:
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("names-read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
-}
-
 /* ---- benchmark clients ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -1113,8 +1030,6 @@ static void usage(void)
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
             "       pdc-ckpt-client data-write --objects N\n"
             "       pdc-ckpt-client data-read --objects N --round R\n"
-            "       pdc-ckpt-client names-write --name OBJ\n"
-            "       pdc-ckpt-client names-read --name OBJ\n"
             "       pdc-ckpt-client bench-write --objects N --tags T [--cont NAME]\n"
             "       pdc-ckpt-client bench-lookup --name OBJ --tag TAG\n");
 }
@@ -1183,10 +1098,6 @@ int main(int argc, char **argv)
         return cmd_data_write((int)objects);
     if (strcmp(cmd, "data-read") == 0 && objects > 0 && round > 0)
         return cmd_data_read((int)objects, (int)round);
-    if (strcmp(cmd, "names-write") == 0 && name)
-        return cmd_names_write(name);
-    if (strcmp(cmd, "names-read") == 0 && name)
-        return cmd_names_read(name);
     if (strcmp(cmd, "bench-write") == 0 && objects > 0 && tags > 0)
         return cmd_bench_write((int)objects, (int)tags, cont);
     if (strcmp(cmd, "bench-lookup") == 0 && name && tag)

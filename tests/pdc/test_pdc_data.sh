@@ -4,20 +4,22 @@
 # objects' data with PDC's region transfer API and inserts DART records,
 # checking both on the live server; close_server; the store verifies clean
 # and each rank left its side file (PDC's transfer-request and data-server
-# region tables); then twice: restart (MODE: map, rebuild, or pdc =
+# region tables); then ROUNDS times: restart (MODE: map, rebuild, or pdc =
 # PDC_CKPT=off, PDC's own checkpoint file, for comparison), and
 # `data-read`: every region's bytes read back, the DART searches (exact,
 # prefix, suffix, integer, integer range) answer the records written before
 # the close and the one inserted after the earlier restart, a new insert is
-# found.
-# usage: test_pdc_data.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS]
+# found. ROUNDS (default 2) restarts; the second also checks the record
+# inserted after the first, which only the dump at the restarted server's
+# close holds.
+# usage: test_pdc_data.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS] [ROUNDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
 . "$here/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-2}
+prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-2} rounds=${7:-2}
 case "$mode" in map | rebuild | pdc) ;; *) echo "usage: MODE is map, rebuild or pdc"; exit 2 ;; esac
 pdc_setup "$prefix"
 store=$PDC_TMPDIR/pdc-ckpt
@@ -47,7 +49,7 @@ if [ "$mode" != pdc ]; then
     "$inspect" verify "$store"
 fi
 
-for round in 1 2; do
+for round in $(seq 1 "$rounds"); do
     echo "== restart $round ($mode): read the regions back, search DART"
     [ "$mode" = rebuild ] && export PDC_CKPT_RESTART=rebuild
     pdc_start "$np" "$PDC_WORK/server$round.log" restart
@@ -58,4 +60,4 @@ for round in 1 2; do
     pdc_close
 done
 [ "$mode" = pdc ] || "$inspect" verify "$store"
-echo "PASS: $np server(s), restart $mode twice: region data and DART records read back"
+echo "PASS: $np server(s), restart $mode $rounds time(s): region data and DART records read back"
