@@ -112,9 +112,12 @@ pdc_start() {
             return 1
         fi
     done
+    # emptied here, not by the background job's redirection, which may run
+    # after the first look below and let it find the last run's "Server ready"
+    : >"$log"
     t0=$(date +%s.%N)
     (cd "$PDC_WORK" && exec "$MPIEXEC" -n "$np" "$PDC_PREFIX/bin/pdc_server.exe" $mode) \
-        >"$log" 2>&1 &
+        >>"$log" 2>&1 &
     SERVER_PID=$!
     while ! grep -q "Server ready" "$log" 2>/dev/null; do
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
