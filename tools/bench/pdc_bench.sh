@@ -30,6 +30,7 @@ print_table() {
 import csv, statistics, sys
 rows = [r for f in sys.argv[1:] for r in csv.DictReader(open(f), delimiter="\t")]
 metrics = [("put_us_median", "put latency median (us)"), ("put_us_mean", "put latency mean (us)"),
+           ("write_s", "client write phase (s)"),
            ("rss_mib", "server peak RSS (MiB)"), ("close_s", "close_server to exit (s)"),
            ("ckpt_bytes", "checkpoint bytes"), ("restart_s", "restart to ready (s)"),
            ("lookup_s", "first lookup (s)"), ("start_s", "fresh start to ready (s)")]
