@@ -1491,14 +1491,16 @@ int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uin
 }
 
 /* The tag index holds logical keys namekey . owner with empty values
- * (tagidx.c); anything else cannot be stored there. */
+ * (tagidx.c); anything else cannot be stored there, and a longer name
+ * part than a name key's could be stored but not read back. */
 static int tagidx_raw_ok(ckpt_store *st, int db, size_t klen, size_t vlen)
 {
-    if (db != CKPT_DB_TAG_INDEX || (klen > 8 && vlen == 0))
+    if (db != CKPT_DB_TAG_INDEX || (klen > 8 && klen <= CKPT_NAMEKEY_MAX + 8 && vlen == 0))
         return 0;
-    return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: kvtag_name entries are a name key and an 8-byte "
-                       "owner id with an empty value (got a %zu-byte key, %zu-byte value)",
-                       st ? st->path : "store", klen, vlen);
+    return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: kvtag_name entries are a name key (at most %u "
+                       "bytes) and an 8-byte owner id with an empty value (got a %zu-byte key, "
+                       "%zu-byte value)", st ? st->path : "store", (unsigned)CKPT_NAMEKEY_MAX, klen,
+                       vlen);
 }
 
 int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,
