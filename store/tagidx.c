@@ -54,7 +54,8 @@ int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r
         return rc;
     if (r->cur == NULL && (rc = mdb_cursor_open(txn, dbi, &r->cur)) != 0)
         return rc;
-    /* a raw put's name part can be longer than a name key: not remembered */
+    /* a name part longer than a name key is not remembered (raw puts refuse
+     * one; this stays safe if one ever came) */
     const int keep = k.mv_size <= sizeof r->name;
     if (!keep || r->state == TAGIDX_NONAME || r->nlen != k.mv_size ||
         memcmp(r->name, k.mv_data, r->nlen) != 0) {
