@@ -302,6 +302,12 @@ CKPT_API int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key
 
 /* The BULKI held by a PDC_BULKI entity: item -> index 0; array -> index i. */
 CKPT_API int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);
+/* The same as an index: the BULKI held by a PDC_BULKI entity (item ->
+ * index 0, array -> index i), its first cap pairs indexed into fields as
+ * bulki_decode_index does for a whole buffer (one pass over the nested
+ * BULKI that checks and indexes it). On failure the index is left empty. */
+CKPT_API int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap,
+                             const bulki_ent *e, uint64_t index);
 /* Element i of a PDC_BULKI_ENT array. Linear in i. */
 CKPT_API int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
 

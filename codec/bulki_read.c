@@ -640,6 +640,36 @@ int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
     }
 }
 
+int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bulki_ent *e,
+                    uint64_t index)
+{
+    int rc;
+    if (out == NULL || e == NULL || (fields == NULL && cap > 0))
+        return BULKI_E_INVAL;
+    out->fields = fields;
+    out->n = 0;
+    out->next = 0;
+    memset(&out->map, 0, sizeof out->map);
+    if (e->type != BULKI_T_BULKI)
+        return BULKI_E_MISMATCH;
+    if (index >= e->count)
+        return BULKI_E_NOTFOUND;
+    struct rctx c = {e->base, e->base_len, 0};
+    size_t pos = (size_t)(e->payload - e->base);
+    for (uint64_t i = 0;; i++) {
+        if ((rc = parse_doc(&c, pos, e->depth + 1, &out->map, i == index ? fields : NULL,
+                            i == index ? cap : 0)) != 0) {
+            memset(&out->map, 0, sizeof out->map);
+            return rc;
+        }
+        if (i == index)
+            break;
+        pos = out->map.end;
+    }
+    out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
+    return 0;
+}
+
 int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index)
 {
     struct rctx c = {e->base, e->base_len, 0};
