@@ -35,6 +35,16 @@ extern const struct bulki_type_info bulki_type_table[BULKI_NTYPES];
 #define BULKI_FAST_OK 0x40u
 extern const uint8_t bulki_fast_tc[64];
 
+/* The three header bytes (size | type byte << 8 | count << 16) of every
+ * valid base-type ITEM with a fixed width, by type byte & 63: the notional
+ * size 18 + width, the type byte, count 1. Entries of anything else
+ * (strings, booleans, nested types, arrays, invalid codes) hold
+ * BULKI_NO_HDR, which no three bytes equal. So one comparison of an
+ * entity's first three bytes with its entry checks size, type, class and
+ * count at once. Derived from bulki_type_table; test_bulki_index checks it. */
+#define BULKI_NO_HDR 0xFFFFFFFFu
+extern const uint32_t bulki_item_hdr[64];
+
 static inline const struct bulki_type_info *bulki_ti(unsigned code)
 {
     return code - 1u < BULKI_NTYPES - 1u ? &bulki_type_table[code] : NULL;
@@ -124,6 +134,17 @@ static inline int bulki_host_is_le(void)
     return b == 1;
 #endif
 }
+
+/* The first four bytes at p, little-endian (p[0] in the low byte). */
+static inline uint32_t bulki_load_le32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    if (!bulki_host_is_le())
+        v = __builtin_bswap32(v);
+    return v;
+}
+
 
 /* Copy one element of `width` bytes between host order and little-endian
  * (the conversion is its own inverse). */

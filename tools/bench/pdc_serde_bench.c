@@ -139,14 +139,16 @@ static int ck_by_key(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_field fields[NFIELDS];
     bulki_index ix;
-    bulki_ent e;
+    const bulki_ent *e;
     int rc;
     if ((rc = bulki_decode_index(&ix, fields, NFIELDS, buf, len, NULL)) != 0)
         return rc;
-    for (int f = 0; f < NFIELDS; f++)
-        if ((rc = bulki_index_getn(&e, &ix, bench_field_name[f], bench_field_len[f])) != 0 ||
-            (rc = ck_field(out, (enum field)f, &e)) != 0)
+    for (int f = 0; f < NFIELDS; f++) {
+        if ((e = bulki_index_find(&ix, bench_field_name[f], bench_field_len[f])) == NULL)
+            return BULKI_E_NOTFOUND;
+        if ((rc = ck_field(out, (enum field)f, e)) != 0)
             return rc;
+    }
     return 0;
 }
 
