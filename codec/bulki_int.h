@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bulki.h"
 
@@ -121,6 +124,34 @@ static inline int bulki_has_nul(const uint8_t *s, size_t n)
     }
     memcpy(&w, s + n - 8, 8);
     return ((w - lo) & ~w & hi) != 0;
+}
+
+/*
+ * 1 if s[0..n) (n >= 1) is a C string in place: s[n-1] is NUL and no byte
+ * before it is. avail >= n bytes are readable from s. With SSE2 (every
+ * x86-64), a string of up to 32 bytes with 32 readable bytes after its
+ * start is one or two 16-byte compares against zero: the mask of NUL bytes
+ * among the first n must be exactly the last one. Otherwise byte checks.
+ */
+static inline int bulki_cstr_ok(const uint8_t *s, size_t n, size_t avail)
+{
+#if defined(__SSE2__)
+    if (n <= 16 && avail >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+        return (m & ((2u << (n - 1)) - 1u)) == 1u << (n - 1);
+    }
+    if (n <= 32 && avail >= 32) {
+        __m128i z = _mm_setzero_si128();
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        uint64_t m = (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
+                     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16;
+        return (m & ((2ull << (n - 1)) - 1u)) == 1ull << (n - 1);
+    }
+#endif
+    (void)avail;
+    return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
 }
 
 static inline int bulki_host_is_le(void)

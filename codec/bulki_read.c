@@ -90,7 +90,7 @@ __attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size
         return 0;
     f->payload_len = plen;
     if (fl & BULKI_FAST_STR) { /* an item (string arrays are not fast) */
-        if (plen == 0 || b[p + plen - 1] != 0 || bulki_has_nul(b + p, plen - 1))
+        if (plen == 0 || !bulki_cstr_ok(b + p, plen, len - p))
             return 0;
         f->payload_len = plen - 1;
     } else {
@@ -288,7 +288,7 @@ __attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, 
         if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3)
             return 0;
         const uint8_t *str = b + pos + 3;
-        if (str[plen - 1] != 0 || bulki_has_nul(str, plen - 1))
+        if (!bulki_cstr_ok(str, plen, left - 3))
             return 0;
         if (i < cap) {
             fields[i].key = (const char *)str;
@@ -325,8 +325,7 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
             tc = (w >> 8) & 0xFFu;
             end = pos + 3 + plen;
         } else if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u &&
-                   plen <= left - 3 && b[pos + 2 + plen] == 0 &&
-                   !bulki_has_nul(b + pos + 3, plen - 1)) {
+                   plen <= left - 3 && bulki_cstr_ok(b + pos + 3, plen, left - 3)) {
             tc = BULKI_T_STRING;
             end = pos + 3 + plen;
             plen--; /* the view's payload is the string without its NUL */

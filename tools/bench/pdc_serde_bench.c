@@ -114,15 +114,16 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
     }
 }
 
-/* Field number of a key, or -1: position `hint` first (records keep their
- * fields in order), then every name. */
+/* Field number of a key of klen bytes, or -1: position `hint` first
+ * (records keep their fields in order), then every name; lengths are
+ * compared before bytes. Both codecs' one-pass decodes use it. */
 static int field_of(const char *key, size_t klen, int hint)
 {
-    if (hint < NFIELDS && strncmp(bench_field_name[hint], key, klen) == 0 &&
-        bench_field_name[hint][klen] == 0)
+    if (hint < NFIELDS && bench_field_len[hint] == klen &&
+        memcmp(bench_field_name[hint], key, klen) == 0)
         return hint;
     for (int i = 0; i < NFIELDS; i++)
-        if (strncmp(bench_field_name[i], key, klen) == 0 && bench_field_name[i][klen] == 0)
+        if (bench_field_len[i] == klen && memcmp(bench_field_name[i], key, klen) == 0)
             return i;
     return -1;
 }
