@@ -115,6 +115,21 @@ int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v)
     return p >= tx->map_lo && p < tx->map_hi && v->mv_size <= (size_t)(tx->map_hi - p);
 }
 
+/* An LMDB error of a read: "<rank>/data.mdb: <what> <db>" with LMDB's text.
+ * MDB_BAD_TXN in a read transaction only follows an earlier failure in the
+ * same transaction (LMDB marks the transaction failed when a read hits a
+ * damaged page), so it is reported as damage, not as an LMDB misuse. */
+static int read_failed(ckpt_rtxn *tx, int rc, const char *what, int db)
+{
+    if (rc == MDB_BAD_TXN)
+        return ckpt_seterr(tx->st, CKPT_E_CORRUPT, rc,
+                           "%s/data.mdb: %s %s: damaged (an earlier read in this transaction hit a "
+                           "damaged page)",
+                           tx->st->path, what, ckpt_db_name(db));
+    return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: %s %s", tx->st->path, what,
+                       ckpt_db_name(db));
+}
+
 static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v)
 {
     return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: a %s of %zu bytes that "
@@ -162,8 +177,7 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
     if (rc == MDB_NOTFOUND)
         return CKPT_E_NOTFOUND;
     if (rc)
-        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: reading %s", tx->st->path,
-                           ckpt_db_name(db));
+        return read_failed(tx, rc, "reading", db);
     val->data = v.mv_data;
     val->len = v.mv_size;
     return 0;
@@ -318,8 +332,7 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     if ((rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms)) != 0 ||
         (rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c)) != 0) {
         ckpt_guard_pop(&g);
-        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cursor on %s", tx->st->path,
-                           ckpt_db_name(db));
+        return read_failed(tx, rc, "cursor on", db);
     }
     cur = c;
     if (db == CKPT_DB_TAG_INDEX) {
@@ -330,8 +343,7 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
         mdb_cursor_close(cur);
         if (rc == 0)
             return cb_rc;
-        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: iterating kvtag_name",
-                           tx->st->path);
+        return read_failed(tx, rc, "iterating", db);
     }
     k.mv_size = plen;
     k.mv_data = (void *)prefix;
@@ -359,8 +371,7 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     ckpt_guard_pop(&g);
     mdb_cursor_close(cur);
     if (rc != 0 && rc != MDB_NOTFOUND)
-        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: iterating %s", tx->st->path,
-                           ckpt_db_name(db));
+        return read_failed(tx, rc, "iterating", db);
     return 0;
 }
 
@@ -415,8 +426,7 @@ int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
     int rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms);
     ckpt_guard_pop(&g);
     if (rc)
-        return ckpt_seterr(tx->st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: stat of %s", tx->st->path,
-                           ckpt_db_name(db));
+        return read_failed(tx, rc, "stat of", db);
     if (entries)
         *entries = ms.ms_entries;
     if (bytes)

@@ -104,17 +104,27 @@ pdc_start() {
     # Servers listen on 7000 + rank, a client (MPI rank 0) on 8000. Another
     # PDC on this machine that did not take PDC_CKPT_PORT_LOCK would take
     # our clients or refuse them: say so instead of failing obscurely.
-    local port
+    # A process killed just before (a client or server of the previous step)
+    # may hold its port for a moment while it exits: wait up to 10 s.
+    local port tries
     for port in $(seq 7000 $((7000 + np - 1))) 8000; do
-        if ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; then
-            echo "FAIL: port $port is in use: another PDC server or client runs on this machine"
-            ss -Hltnp "sport = :$port" 2>/dev/null
-            return 1
-        fi
+        tries=0
+        while [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; do
+            if [ "$tries" -ge 100 ]; then
+                echo "FAIL: port $port is in use: another PDC server or client runs on this machine"
+                ss -Hltnp "sport = :$port" 2>/dev/null
+                return 1
+            fi
+            tries=$((tries + 1))
+            sleep 0.1
+        done
     done
+    # emptied here, not by the background job's redirection, which may run
+    # after the first look below and let it find the last run's "Server ready"
+    : >"$log"
     t0=$(date +%s.%N)
     (cd "$PDC_WORK" && exec "$MPIEXEC" -n "$np" "$PDC_PREFIX/bin/pdc_server.exe" $mode) \
-        >"$log" 2>&1 &
+        >>"$log" 2>&1 &
     SERVER_PID=$!
     while ! grep -q "Server ready" "$log" 2>/dev/null; do
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then

@@ -818,6 +818,11 @@ static void sweep_fail(struct sweep *w, int rc, const char *what)
         w->unnamed++;
         snprintf(w->out->msg, sizeof w->out->msg, "%s: %s (%s) does not name %s", what,
                  ckpt_errname(rc), m, me);
+    } else if (strstr(m, "MDB_BAD_TXN") != NULL && (rc != CKPT_E_CORRUPT || !strstr(m, "damaged"))) {
+        /* LMDB's "transaction must abort" after a damaged read is damage */
+        w->unnamed++;
+        snprintf(w->out->msg, sizeof w->out->msg, "%s: %s (%s) does not say damaged", what,
+                 ckpt_errname(rc), m);
     } else if (w->out->msg[0] == 0) {
         snprintf(w->out->msg, sizeof w->out->msg, "%s: %s", what, m);
     }
@@ -982,6 +987,18 @@ static int inspect_any(struct rand_tally *t, long seed, long page, const char *r
         if (strstr(g_big, me) == NULL && strstr(g_big, me2) == NULL)
             fail_msg("seed %ld (page %ld): ckpt-inspect %s %s failed without naming %s:\n%.4000s",
                      seed, page, cmd, root, me, g_big);
+        for (const char *l = strstr(g_big, "MDB_BAD_TXN"); l != NULL; l = strstr(l + 1, "MDB_BAD_TXN")) {
+            const char *bol = l;
+            while (bol > g_big && bol[-1] != '\n')
+                bol--;
+            const char *eol = strchr(l, '\n');
+            int n = eol ? (int)(eol - bol) : (int)strlen(bol);
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", n, bol);
+            if (strstr(line, "damaged") == NULL)
+                fail_msg("seed %ld (page %ld): ckpt-inspect %s %s: \"%.*s\" does not say damaged",
+                         seed, page, cmd, root, n, bol);
+        }
     }
     (void)root;
     return rc;

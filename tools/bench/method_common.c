@@ -383,21 +383,21 @@ static int fail(const char *fmt, ...)
     return 1;
 }
 
-static int any_failed(int mine)
+int bench_any_failed(int mine)
 {
     int all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return all;
 }
 
-static double max_of(double t)
+double bench_max_all(double t)
 {
     double m = 0;
     MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return m;
 }
 
-static long sum_of(long v)
+long bench_sum_all(long v)
 {
     long s = 0;
     MPI_Allreduce(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -427,7 +427,7 @@ int bench_write(const struct bench_cmd *c)
         else
             rc = fail("%s: a store is already there; remove it or add --force", path);
     }
-    if (any_failed(rc != 0))
+    if (bench_any_failed(rc != 0))
         return 1;
     memset(&sink, 0, sizeof sink);
     if ((rc = bench_mkdirs(c->root)) != 0 ||
@@ -438,7 +438,7 @@ int bench_write(const struct bench_cmd *c)
             me->discard(ctx);
         ctx = NULL;
     }
-    if (any_failed(rc != 0)) {
+    if (bench_any_failed(rc != 0)) {
         if (ctx)
             me->discard(ctx);
         model_destroy(m);
@@ -460,9 +460,9 @@ int bench_write(const struct bench_cmd *c)
     model_destroy(m);
     /* close_s: the close as the method does it; close_fsync_s: plus an
      * fsync where the close itself does not sync (fwrite, bulki). */
-    double wmax = max_of(t1 - t0), cmax = max_of(t2 - t1), fmax = max_of(t2 - t1 + ct.fsync_s);
-    long total = sum_of(muts), rss = bench_peak_rss_kb();
-    if (any_failed(rc != 0))
+    double wmax = bench_max_all(t1 - t0), cmax = bench_max_all(t2 - t1), fmax = bench_max_all(t2 - t1 + ct.fsync_s);
+    long total = bench_sum_all(muts), rss = bench_peak_rss_kb();
+    if (bench_any_failed(rc != 0))
         return 1;
     if (c->rank == 0) {
         printf("write (%s): %d ranks, %ld objects x %ld tags, %ld tagged, %ld mutations, store %s\n",
@@ -495,7 +495,7 @@ int bench_restart(const struct bench_cmd *c)
     }
     if (c->rebuild && (rc = model_create_sink(&m, c->rank, c->nranks, NULL)) != 0)
         fail("out of memory");
-    if (any_failed(rc != 0)) {
+    if (bench_any_failed(rc != 0)) {
         model_destroy(m);
         return 1;
     }
@@ -520,9 +520,9 @@ int bench_restart(const struct bench_cmd *c)
         me->release(ctx);
     model_destroy(expect);
     model_destroy(m);
-    double tmax = max_of(t1 - t0);
-    long objs = sum_of((long)st.objs), tags = sum_of((long)st.kvtags), rss = bench_peak_rss_kb();
-    if (any_failed(rc != 0))
+    double tmax = bench_max_all(t1 - t0);
+    long objs = bench_sum_all((long)st.objs), tags = bench_sum_all((long)st.kvtags), rss = bench_peak_rss_kb();
+    if (bench_any_failed(rc != 0))
         return 1;
     if (c->rank == 0) {
         const char *mode = c->rebuild ? "rebuild" : "map";

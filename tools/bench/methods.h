@@ -46,6 +46,12 @@ const char *bench_method_names(void);
 
 /* write / restart with a method other than lmdb; collective over
  * MPI_COMM_WORLD. 0 on success, 1 on failure (stderr says why). */
+/* Collectives over MPI_COMM_WORLD, the same result on every rank:
+ * 1 if any rank passed nonzero; the maximum; the sum. */
+int bench_any_failed(int mine);
+double bench_max_all(double t);
+long bench_sum_all(long v);
+
 int bench_write(const struct bench_cmd *c);
 int bench_restart(const struct bench_cmd *c);
 

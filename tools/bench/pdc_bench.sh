@@ -3,7 +3,8 @@
 # checkpoint (PDC_CKPT=off) against the pdc-ckpt store (the default), with the
 # same client workload (pdc-ckpt-client bench-write: N objects x T PDC_UINT64
 # kvtags, one put RPC per kvtag).
-# Per run: fresh server(s); the writer; the servers' peak RSS (VmHWM, the
+# Per run: fresh server(s) (their start to "Server ready" is the floor of a
+# restart); the writer; the servers' peak RSS (VmHWM, the
 # largest rank) before close; close_server to the exit of every rank;
 # the bytes the checkpoint left (metadata_checkpoint.* or the store, and
 # everything under PDC_TMPDIR); restart to "Server ready"; the first lookup
@@ -13,6 +14,8 @@
 #
 # usage: tools/bench/pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes "NxT ..."]
 #        [--np "1 2"] [--raw FILE]
+#        tools/bench/pdc_bench.sh --table RAW...   (the table of earlier runs'
+#        --raw files, one table over all of them)
 #   PREFIX: tools/pdc/build-pdc.sh's install prefix (bin/pdc_server.exe)
 #   CLIENT: build/bin/pdc-ckpt-client (built by the `pdc` tests)
 # Defaults: --runs 3 --sizes "1000x10 10000x100 100000x10" --np "1 2".
@@ -20,6 +23,47 @@
 # wait for others that use the same lock file.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+
+# print_table RAW...: min / median / max per configuration, as Markdown
+print_table() {
+    python3 - "$@" <<'EOF'
+import csv, statistics, sys
+rows = [r for f in sys.argv[1:] for r in csv.DictReader(open(f), delimiter="\t")]
+metrics = [("put_us_median", "put latency median (us)"), ("put_us_mean", "put latency mean (us)"),
+           ("write_s", "client write phase (s)"),
+           ("rss_mib", "server peak RSS (MiB)"), ("close_s", "close_server to exit (s)"),
+           ("ckpt_bytes", "checkpoint bytes"), ("restart_s", "restart to ready (s)"),
+           ("lookup_s", "first lookup (s)"), ("start_s", "fresh start to ready (s)")]
+def mmm(v):
+    v = sorted(v)
+    f = (lambda x: f"{x:.0f}") if max(v) >= 1000 else (lambda x: f"{x:.3g}")
+    return f"{f(v[0])} / {f(statistics.median(v))} / {f(v[-1])}"
+keys = []
+for r in rows:
+    k = (r["size"], r["np"])
+    if k not in keys:
+        keys.append(k)
+print("\n| size | servers | metric | PDC fwrite (min / median / max) | pdc-ckpt store (min / median / max) | median ratio fwrite/store |")
+print("|---|---|---|---|---|---|")
+for size, np in keys:
+    for m, label in metrics:
+        vals = {meth: [float(r[m]) for r in rows if r["size"] == size and r["np"] == np and r["method"] == meth
+                       and r.get(m)]
+                for meth in ("fwrite", "store")}
+        if not vals["fwrite"] or not vals["store"]:
+            continue
+        ms = statistics.median(vals["store"])
+        ratio = f"{statistics.median(vals['fwrite']) / ms:.2f}" if ms > 0 else "-"
+        print(f"| {size} | {np} | {label} | {mmm(vals['fwrite'])} | {mmm(vals['store'])} | {ratio} |")
+EOF
+}
+
+if [ "${1:-}" = --table ]; then
+    shift
+    [ $# -gt 0 ] || { echo "usage: pdc_bench.sh --table RAW..." >&2; exit 2; }
+    print_table "$@"
+    exit 0
+fi
 # shellcheck source=../../tests/pdc/pdc_lib.sh
 . "$here/../../tests/pdc/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
@@ -45,7 +89,7 @@ PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
 pdc_setup "$prefix"
 unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
-printf "size\tnp\tmethod\trun\tput_us_median\tput_us_mean\twrite_s\trss_mib\tclose_s\tckpt_bytes\ttmpdir_bytes\trestart_s\tlookup_s\n" >"$raw"
+printf "size\tnp\tmethod\trun\tput_us_median\tput_us_mean\twrite_s\trss_mib\tclose_s\tckpt_bytes\ttmpdir_bytes\trestart_s\tlookup_s\tstart_s\n" >"$raw"
 
 # peak RSS in MiB of the largest server rank
 peak_rss() {
@@ -63,6 +107,7 @@ one_run() { # size np method run
     rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
     if [ "$method" = fwrite ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
     pdc_start "$np" "$PDC_WORK/server.log"
+    local start=$PDC_READY_S
     pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
         { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
     local w rss
@@ -87,8 +132,8 @@ one_run() { # size np method run
     med=$(sed -n 's/.*put_us_median=\([0-9.]*\).*/\1/p' <<<"$w")
     mean=$(sed -n 's/.*put_us_mean=\([0-9.]*\).*/\1/p' <<<"$w")
     tot=$(sed -n 's/.*total_s=\([0-9.]*\).*/\1/p' <<<"$w")
-    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$method" "$run" \
-        "$med" "$mean" "$tot" "$rss" "$PDC_CLOSE_S" "$ckpt" "$tmpb" "$ready" "$l" | tee -a "$raw"
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$method" "$run" \
+        "$med" "$mean" "$tot" "$rss" "$PDC_CLOSE_S" "$ckpt" "$tmpb" "$ready" "$l" "$start" | tee -a "$raw"
 }
 
 echo "PDC bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
@@ -104,31 +149,4 @@ for size in $sizes; do
     done
 done
 echo "raw results: $raw"
-python3 - "$raw" <<'EOF'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-metrics = [("put_us_median", "put latency median (us)"), ("put_us_mean", "put latency mean (us)"),
-           ("rss_mib", "server peak RSS (MiB)"), ("close_s", "close_server to exit (s)"),
-           ("ckpt_bytes", "checkpoint bytes"), ("restart_s", "restart to ready (s)"),
-           ("lookup_s", "first lookup (s)")]
-def mmm(v):
-    v = sorted(v)
-    f = (lambda x: f"{x:.0f}") if max(v) >= 1000 else (lambda x: f"{x:.3g}")
-    return f"{f(v[0])} / {f(statistics.median(v))} / {f(v[-1])}"
-keys = []
-for r in rows:
-    k = (r["size"], r["np"])
-    if k not in keys:
-        keys.append(k)
-print("\n| size | servers | metric | PDC fwrite (min / median / max) | pdc-ckpt store (min / median / max) | median ratio fwrite/store |")
-print("|---|---|---|---|---|---|")
-for size, np in keys:
-    for m, label in metrics:
-        vals = {meth: [float(r[m]) for r in rows if r["size"] == size and r["np"] == np and r["method"] == meth]
-                for meth in ("fwrite", "store")}
-        if not vals["fwrite"] or not vals["store"]:
-            continue
-        ms = statistics.median(vals["store"])
-        ratio = f"{statistics.median(vals['fwrite']) / ms:.2f}" if ms > 0 else "-"
-        print(f"| {size} | {np} | {label} | {mmm(vals['fwrite'])} | {mmm(vals['store'])} | {ratio} |")
-EOF
+print_table "$raw"

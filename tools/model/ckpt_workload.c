@@ -248,28 +248,6 @@ static int parse_args(struct args *a, int argc, char **argv)
     return 0;
 }
 
-/* Every rank agrees on failure: returns 1 if any rank failed. */
-static int any_failed(int mine)
-{
-    int all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
-}
-
-static double max_time(double t)
-{
-    double m = 0;
-    MPI_Reduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    return m;
-}
-
-static long sum_long(long v)
-{
-    long s = 0;
-    MPI_Allreduce(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    return s;
-}
-
 /* The command line after the program name, for "run this instead". */
 static char g_args[1024];
 
@@ -511,7 +489,7 @@ static int cmd_write(struct args *a, int quiet)
         else if (replace && holds_ranks(newroot))
             rc = fail("%s is in the way (left by an interrupted replace?); remove it", newroot);
     }
-    if (any_failed(rc != 0)) {
+    if (bench_any_failed(rc != 0)) {
         ckpt_root_unlock(lockfd);
         return 1;
     }
@@ -521,7 +499,7 @@ static int cmd_write(struct args *a, int quiet)
         ho.store_root = newroot;
     if ((rc = ckpt_hooks_open(&h, &ho)) != 0 || (rc = model_create(&m, g_rank, g_size, h)) != 0)
         fail("open: %s", ckpt_store_errmsg(NULL));
-    if (any_failed(rc != 0)) {
+    if (bench_any_failed(rc != 0)) {
         ckpt_hooks_discard(h);
         if (replace && g_rank == 0)
             ckpt_fs_rmtree(newroot);
@@ -542,9 +520,9 @@ static int cmd_write(struct args *a, int quiet)
     /* what close is measured against: one small fsync'd commit on the same
      * file system, now, under the same load */
     double fs = rc == 0 ? bench_fsync_commit_s(a->root, g_rank, 11) : 0;
-    double wmax = max_time(t1 - t0), cmax = max_time(t2 - t1), fsmax = max_time(fs);
-    long total = sum_long(muts), rss = bench_peak_rss_kb();
-    if (replace && any_failed(rc != 0)) {
+    double wmax = bench_max_all(t1 - t0), cmax = bench_max_all(t2 - t1), fsmax = bench_max_all(fs);
+    long total = bench_sum_all(muts), rss = bench_peak_rss_kb();
+    if (replace && bench_any_failed(rc != 0)) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (g_rank == 0) {
             ckpt_fs_rmtree(newroot); /* the old store was not touched */
@@ -554,14 +532,14 @@ static int cmd_write(struct args *a, int quiet)
         return 1;
     }
     if (replace) {
-        rc = any_failed(swap_rank(a->root, newroot, g_rank));
+        rc = bench_any_failed(swap_rank(a->root, newroot, g_rank));
         if (rc == 0 && g_rank == 0)
             rc = finish_replace(a->root, newroot);
         ckpt_root_unlock(lockfd);
-        if (any_failed(rc != 0))
+        if (bench_any_failed(rc != 0))
             return 1;
     }
-    if (any_failed(rc != 0))
+    if (bench_any_failed(rc != 0))
         return 1;
     if (g_rank == 0 && !quiet) {
         printf("write: %d ranks, %ld objects x %ld tags, %ld tagged, %ld mutations, store %s\n",
@@ -602,7 +580,7 @@ static int cmd_restart(struct args *a, int quiet)
             fail("no store at %s (no rank-<N> directory%s); to start a new store there, add "
                  "--create", a->root, a->hopts.shared_root ? ", and no shared copy" : "");
     }
-    if (any_failed(!have))
+    if (bench_any_failed(!have))
         return 1;
     /* a re-homing shows rank 0's share of the old environments read (on a
      * terminal only) */
@@ -685,9 +663,9 @@ static int cmd_restart(struct args *a, int quiet)
         rc = fail("close after restart: %s", ckpt_store_errmsg(NULL));
         ckpt_hooks_discard(h);
     }
-    double tmax = max_time(t1 - t0);
-    long objs = sum_long((long)st.objs), tags = sum_long((long)st.kvtags), rss = bench_peak_rss_kb();
-    if (any_failed(rc != 0))
+    double tmax = bench_max_all(t1 - t0);
+    long objs = bench_sum_all((long)st.objs), tags = bench_sum_all((long)st.kvtags), rss = bench_peak_rss_kb();
+    if (bench_any_failed(rc != 0))
         return 1;
     if (g_rank == 0) {
         const char *mode = a->rebuild ? "rebuild" : "map";
@@ -1025,8 +1003,8 @@ static int cmd_verify(struct args *a, int quiet)
     if (rc == 0 && a->after_crash)
         printf("verify --after-crash: rank %d holds a committed prefix of %ld of its %ld mutations\n",
                g_rank, v.prefix, total);
-    long all = sum_long(v.prefix);
-    if (any_failed(rc != 0))
+    long all = bench_sum_all(v.prefix);
+    if (bench_any_failed(rc != 0))
         return 1;
     if (g_rank == 0 && !a->after_crash) {
         if (quiet)
