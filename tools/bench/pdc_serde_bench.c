@@ -17,11 +17,13 @@
  *              PDC: BULKI_deserialize, BULKI_get per field (key entities
  *              built once, outside the timing), free. pdc-ckpt:
  *              bulki_decode_index (validates the whole record once) and
- *              bulki_index_getn per field (key lengths known, as PDC's
- *              key entities know theirs).
+ *              bulki_index_find per field (key lengths known, as PDC's
+ *              key entities know theirs; the view in place, not copied).
  *   one pass   decode, then read the fields in one walk over the pairs.
  *              PDC: BULKI_deserialize and its keys[i]/values[i] arrays.
  *              pdc-ckpt: bulki_decode_index and its fields[i] array.
+ *              Both name each key with the same field_of() (lengths,
+ *              then bytes).
  *
  * Two more lines show pdc-ckpt's API before bulki_decode_index, with no
  * PDC counterpart: by key (walk), bulki_decode_doc + bulki_map_get per
