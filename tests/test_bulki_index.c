@@ -332,17 +332,6 @@ static void fast_table_matches_type_table(void **state)
 
 /* ---- the fast paths against the format's rules ---- */
 
-static size_t put_varint(uint8_t *out, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        out[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
-}
-
 /* A BULKI of the given raw key and value entities (pairs of them, in
  * order), with total, header and data sizes and both offsets written as a
  * valid BULKI would have them if every entity's notional size is its first
@@ -356,24 +345,24 @@ static size_t build_doc(uint8_t *out, const uint8_t *const *keys, const size_t *
         hs += keys[i][0];
         ds += vals[i][0];
     }
-    size_t p = put_varint(out, BULKI_DOC_HDR + hs + ds);
-    p += put_varint(out + p, n);
-    p += put_varint(out + p, hs);
-    p += put_varint(out + p, ds);
+    size_t p = bulki_varint_put(out, BULKI_DOC_HDR + hs + ds);
+    p += bulki_varint_put(out + p, n);
+    p += bulki_varint_put(out + p, hs);
+    p += bulki_varint_put(out + p, ds);
     if (first_key)
         *first_key = p;
     for (size_t i = 0; i < n; i++) {
         memcpy(out + p, keys[i], klen[i]);
         p += klen[i];
     }
-    p += put_varint(out + p, p);
+    p += bulki_varint_put(out + p, p);
     if (first_val)
         *first_val = p;
     for (size_t i = 0; i < n; i++) {
         memcpy(out + p, vals[i], vlen[i]);
         p += vlen[i];
     }
-    p += put_varint(out + p, p);
+    p += bulki_varint_put(out + p, p);
     return p;
 }
 
