@@ -155,7 +155,7 @@ struct ckpt_store_opts {
      * (docs/STORE.md, "Sync modes"); 0: only every sync_ms */
     unsigned sync_kb;
 };
-#define CKPT_SYNC_KB_DEFAULT 256u
+#define CKPT_SYNC_KB_DEFAULT 2048u
 #define CKPT_STORE_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
      CKPT_SYNC_KB_DEFAULT}

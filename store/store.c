@@ -300,6 +300,24 @@ static int run_cmp(const void *pa, const void *pb)
     return c;
 }
 
+/* The same entries in tag-index order: name key (key[8..]), then owner
+ * (key[0..8)). Name keys are prefix-free, so a shorter one that is a
+ * prefix of the other cannot occur but for equal names. */
+static int run_idx_cmp(const void *pa, const void *pb)
+{
+    const struct run_ent *a = pa, *b = pb;
+    const uint8_t *ka = (const uint8_t *)(a->h + 1), *kb = (const uint8_t *)(b->h + 1);
+    size_t la = a->h->klen - 8, lb = b->h->klen - 8;
+    int c = memcmp(ka + 8, kb + 8, la < lb ? la : lb);
+    if (c == 0)
+        c = la < lb ? -1 : la > lb;
+    if (c == 0)
+        c = memcmp(ka, kb, 8);
+    if (c == 0)
+        c = a->seq < b->seq ? -1 : a->seq > b->seq;
+    return c;
+}
+
 /* Apply the run of consecutive kvtag puts starting at st->log + *off (at
  * most `left` ops) in key order. Puts of distinct keys commute and puts of
  * one key keep their order, so the result is the same as in log order; but
@@ -336,10 +354,25 @@ static int apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *do
     for (size_t i = 0; i < n; i++) {
         const struct op_hdr *h = st->run[i].h;
         const uint8_t *k = (const uint8_t *)(h + 1);
-        int rc = apply_op(st, txn, h, k, k + h->klen, k + h->klen + h->alen);
+        int rc = put_app(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, k + h->klen + h->alen, h->vlen);
         if (rc)
             return rc;
     }
+    /* Then their tag-index entries, in the index's order (name, then
+     * owner): one cursor, each name's last owner looked up once
+     * (ckpt_tagidx_put_next). Puts into two databases commute. */
+    if (n > 1)
+        qsort(st->run, n, sizeof *st->run, run_idx_cmp);
+    struct ckpt_tagidx_run r = CKPT_TAGIDX_RUN_INIT;
+    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct op_hdr *h = st->run[i].h;
+        rc = ckpt_tagidx_put_next(st, txn, &r, ik, tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
+    }
+    ckpt_tagidx_run_end(&r);
+    if (rc)
+        return rc;
     *off = o;
     *done += n;
     return 0;
@@ -1458,14 +1491,16 @@ int ckpt_store_del_region(ckpt_store *st, uint64_t obj, uint32_t ndim, const uin
 }
 
 /* The tag index holds logical keys namekey . owner with empty values
- * (tagidx.c); anything else cannot be stored there. */
+ * (tagidx.c); anything else cannot be stored there, and a longer name
+ * part than a name key's could be stored but not read back. */
 static int tagidx_raw_ok(ckpt_store *st, int db, size_t klen, size_t vlen)
 {
-    if (db != CKPT_DB_TAG_INDEX || (klen > 8 && vlen == 0))
+    if (db != CKPT_DB_TAG_INDEX || (klen > 8 && klen <= CKPT_NAMEKEY_MAX + 8 && vlen == 0))
         return 0;
-    return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: kvtag_name entries are a name key and an 8-byte "
-                       "owner id with an empty value (got a %zu-byte key, %zu-byte value)",
-                       st ? st->path : "store", klen, vlen);
+    return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: kvtag_name entries are a name key (at most %u "
+                       "bytes) and an 8-byte owner id with an empty value (got a %zu-byte key, "
+                       "%zu-byte value)", st ? st->path : "store", (unsigned)CKPT_NAMEKEY_MAX, klen,
+                       vlen);
 }
 
 int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t klen, const void *val,

@@ -28,10 +28,18 @@ static int split(const uint8_t *lkey, size_t klen, MDB_val *k, MDB_val *d)
     return 0;
 }
 
-int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen)
+/* Tag-index puts through one cursor, in any order; fastest in logical key
+ * order (name key, then owner), as a commit's sorted kvtag runs give them.
+ * Owners mostly arrive in ascending order: appending to the name's
+ * duplicates (MDB_APPENDDUP) then fills their pages, where a plain insert
+ * splits them in half. MDB_APPENDDUP is valid only above the name's last
+ * duplicate, which is looked up once per name: while the same name comes
+ * again, r remembers its largest owner (nothing else writes that name's
+ * duplicates in between). */
+int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r,
+                         const uint8_t *lkey, size_t klen)
 {
     MDB_dbi dbi = st->dbi[CKPT_DB_TAG_INDEX];
-    MDB_cursor *cur;
     MDB_val k, d, ck, cd;
     unsigned fl = 0;
     int rc;
@@ -44,19 +52,59 @@ int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t kl
     }
     if ((rc = split(lkey, klen, &k, &d)) != 0)
         return rc;
-    if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
+    if (r->cur == NULL && (rc = mdb_cursor_open(txn, dbi, &r->cur)) != 0)
         return rc;
-    /* Owners mostly arrive in ascending order: appending to the name's
-     * duplicates then fills their pages (a plain insert splits pages in
-     * half). MDB_APPENDDUP is only valid above the last duplicate. */
-    ck = k;
-    rc = mdb_cursor_get(cur, &ck, &cd, MDB_SET_KEY);
-    if (rc == 0 && (rc = mdb_cursor_get(cur, &ck, &cd, MDB_LAST_DUP)) == 0 && cd.mv_size == 8 &&
-        memcmp(d.mv_data, cd.mv_data, 8) > 0)
+    /* a name part longer than a name key is not remembered (raw puts refuse
+     * one; this stays safe if one ever came) */
+    const int keep = k.mv_size <= sizeof r->name;
+    if (!keep || r->state == TAGIDX_NONAME || r->nlen != k.mv_size ||
+        memcmp(r->name, k.mv_data, r->nlen) != 0) {
+        /* a new name: its largest owner so far */
+        if (keep)
+            memcpy(r->name, k.mv_data, k.mv_size);
+        r->nlen = k.mv_size;
+        ck = k;
+        rc = mdb_cursor_get(r->cur, &ck, &cd, MDB_SET_KEY);
+        if (rc == 0)
+            rc = mdb_cursor_get(r->cur, &ck, &cd, MDB_LAST_DUP);
+        if (rc == MDB_NOTFOUND) {
+            r->state = TAGIDX_EMPTY;
+        } else if (rc != 0) {
+            r->state = TAGIDX_NONAME;
+            return rc;
+        } else if (cd.mv_size == 8) {
+            memcpy(r->last, cd.mv_data, 8);
+            r->state = TAGIDX_LAST;
+        } else {
+            r->state = TAGIDX_UNKNOWN; /* not an owner id: never append */
+        }
+    }
+    if (r->state == TAGIDX_LAST && memcmp(d.mv_data, r->last, 8) > 0)
         fl = MDB_APPENDDUP;
-    if (rc == 0 || rc == MDB_NOTFOUND)
-        rc = mdb_cursor_put(cur, &k, &d, fl);
-    mdb_cursor_close(cur);
+    if ((rc = mdb_cursor_put(r->cur, &k, &d, fl)) != 0)
+        return rc;
+    if (r->state == TAGIDX_EMPTY || fl == MDB_APPENDDUP) {
+        memcpy(r->last, d.mv_data, 8);
+        r->state = TAGIDX_LAST;
+    }
+    if (!keep)
+        r->state = TAGIDX_NONAME;
+    return 0;
+}
+
+void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r)
+{
+    if (r->cur != NULL)
+        mdb_cursor_close(r->cur);
+    r->cur = NULL;
+    r->state = TAGIDX_NONAME;
+}
+
+int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen)
+{
+    struct ckpt_tagidx_run r = CKPT_TAGIDX_RUN_INIT;
+    int rc = ckpt_tagidx_put_next(st, txn, &r, lkey, klen);
+    ckpt_tagidx_run_end(&r);
     return rc;
 }
 
@@ -175,15 +223,17 @@ int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn)
     if ((rc = mdb_cursor_open(txn, kv, &cur)) != 0)
         return rc;
     uint8_t lk[CKPT_NAMEKEY_MAX + 8];
+    struct ckpt_tagidx_run run = CKPT_TAGIDX_RUN_INIT;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size <= 8 || k.mv_size > sizeof lk)
             continue; /* not a kvtag key: ckpt-inspect verify reports it */
         memcpy(lk, (const uint8_t *)k.mv_data + 8, k.mv_size - 8);
         memcpy(lk + k.mv_size - 8, k.mv_data, 8);
-        if ((rc = ckpt_tagidx_put(st, txn, lk, k.mv_size)) != 0)
+        if ((rc = ckpt_tagidx_put_next(st, txn, &run, lk, k.mv_size)) != 0)
             break;
     }
+    ckpt_tagidx_run_end(&run);
     mdb_cursor_close(cur);
     return rc == MDB_NOTFOUND ? 0 : rc;
 }

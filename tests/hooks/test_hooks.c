@@ -1393,7 +1393,7 @@ static void test_opts_from_env_parses_pdc_variables(void **state)
     assert_int_equal(o.commit_ms, 100);
     assert_int_equal(o.sync_mode, CKPT_SYNC_CLOSE);
     assert_int_equal(o.sync_ms, 1000);
-    assert_int_equal(o.sync_kb, 256);
+    assert_int_equal(o.sync_kb, 2048);
 
     setenv("PDC_TMPDIR", "/scratch/pdc", 1);
     HTU_OK(ckpt_hooks_opts_from_env(&o, root, sizeof root));

@@ -475,6 +475,69 @@ static void test_iter_tagged_finds_exactly_the_owners(void **state)
     stu_close(st);
 }
 
+/* A commit puts a run's tag-index entries in index order, remembering each
+ * name's largest owner (ckpt_tagidx_put_next): owners below, between and
+ * above the stored ones, a repeated owner, a new name, and a raw entry whose
+ * name part is longer than any name key must all land exactly once. */
+static void test_tag_index_run_below_between_and_above_stored_owners(void **state)
+{
+    ckpt_store *st = open_manual(state);
+    struct stu_list l;
+    put_tag(st, 10, "n", "x");
+    put_tag(st, 20, "n", "x");
+    put_tag(st, 30, "n", "x");
+    checkpoint(st);
+
+    /* one run of kvtag puts, in no particular order */
+    put_tag(st, 60, "n", "x");
+    put_tag(st, 25, "n", "x");
+    put_tag(st, 50, "m", "x");
+    put_tag(st, 40, "n", "x");
+    put_tag(st, 5, "n", "x");
+    put_tag(st, 40, "n", "y");
+    put_tag(st, 45, "m", "x");
+    put_tag(st, 35, "n", "x");
+    checkpoint(st);
+
+    const uint64_t want_n[] = {5, 10, 20, 25, 30, 35, 40, 60};
+    tagged(&l, st, "n", 1);
+    assert_trailing_ids(&l, want_n, 8);
+    stu_list_free(&l);
+    const uint64_t want_m[] = {45, 50};
+    tagged(&l, st, "m", 1);
+    assert_trailing_ids(&l, want_m, 2);
+    stu_list_free(&l);
+
+    /* a later run above and below again, after the cache was dropped */
+    put_tag(st, 1, "n", "x");
+    put_tag(st, 70, "n", "x");
+    checkpoint(st);
+    const uint64_t want_n2[] = {1, 5, 10, 20, 25, 30, 35, 40, 60, 70};
+    tagged(&l, st, "n", 1);
+    assert_trailing_ids(&l, want_n2, 10);
+    stu_list_free(&l);
+
+    /* a raw entry with the longest name part a name key can have, twice
+     * (the second is a no-op); a longer one could not be read back, so it
+     * is refused */
+    uint8_t key[CKPT_NAMEKEY_MAX + 8 + 1];
+    memset(key, 'z', sizeof key);
+    key[CKPT_NAMEKEY_MAX - 1] = 0;
+    ckpt_key_u64(key + CKPT_NAMEKEY_MAX, 7);
+    stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, sizeof key - 1, NULL, 0), 0, st);
+    stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, sizeof key - 1, NULL, 0), 0, st);
+    stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, sizeof key, NULL, 0), CKPT_E_INVAL,
+                  st);
+    assert_non_null(strstr(ckpt_store_errmsg(st), "kvtag_name entries are a name key (at most"));
+    checkpoint(st);
+    stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, NULL, 0); /* m, n, then it */
+    assert_int_equal(l.n, 13);
+    assert_int_equal(l.e[12].klen, sizeof key - 1);
+    assert_memory_equal(l.e[12].key, key, sizeof key - 1);
+    stu_list_free(&l);
+    stu_close(st);
+}
+
 /* ---- containers ---- */
 
 static void test_containers_members_and_delete(void **state)
@@ -1127,6 +1190,7 @@ int main(void)
         T(test_obj_delete_cascades),
         T(test_kvtag_put_get_delete_and_key_order),
         T(test_iter_tagged_finds_exactly_the_owners),
+        T(test_tag_index_run_below_between_and_above_stored_owners),
         T(test_containers_members_and_delete),
         T(test_regions_put_delete_iterate),
         T(test_raw_put_get_delete_every_db),
