@@ -624,28 +624,39 @@ static inline int key_eq(const void *a, const void *b, size_t n)
     return 1;
 }
 
-static const bulki_ent *index_search(bulki_index *ix, const char *key, size_t key_len);
+static const bulki_ent *index_search(bulki_index *ix, const char *key, size_t key_len,
+                                     bulki_ent *spare);
 
-const bulki_ent *bulki_index_find(bulki_index *ix, const char *key, size_t key_len)
+/* The pair after the previous hit (fields asked for in record order), else
+ * a search; a pair beyond the index is returned in *spare. */
+static inline const bulki_ent *index_lookup(bulki_index *ix, const char *key, size_t key_len,
+                                            bulki_ent *spare)
 {
-    if (ix == NULL || (key == NULL && key_len > 0))
-        return NULL;
     size_t i = ix->next;
     const bulki_field *f = ix->fields;
-    /* fields asked for in record order: the pair after the previous hit */
     if (i < ix->n && f[i].key_len == key_len && f[i].key != NULL &&
         key_eq(f[i].key, key, key_len)) {
         ix->next = i + 1;
         return &f[i].value;
     }
-    return index_search(ix, key, key_len);
+    return index_search(ix, key, key_len, spare);
+}
+
+const bulki_ent *bulki_index_find(bulki_index *ix, const char *key, size_t key_len)
+{
+    if (ix == NULL || (key == NULL && key_len > 0))
+        return NULL;
+    return index_lookup(ix, key, key_len, &ix->beyond);
 }
 
 int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
 {
     if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
         return BULKI_E_INVAL;
-    const bulki_ent *e = bulki_index_find(ix, key, key_len);
+    /* ix->beyond is not touched here: an index laid out before it existed
+     * stays within its bytes */
+    bulki_ent spare;
+    const bulki_ent *e = index_lookup(ix, key, key_len, &spare);
     if (e == NULL)
         return BULKI_E_NOTFOUND;
     *value = *e;
@@ -654,7 +665,7 @@ int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t 
 
 /* Any other order, and pairs beyond the index. */
 __attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, const char *key,
-                                                              size_t key_len)
+                                                              size_t key_len, bulki_ent *spare)
 {
     size_t n = ix->n, i = ix->next < n ? ix->next : 0;
     const bulki_field *f = ix->fields;
@@ -673,10 +684,10 @@ __attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, 
     bulki_map_iter it;
     bulki_ent k;
     bulki_map_iter_init(&it, &ix->map);
-    while (bulki_map_next(&it, &k, &ix->beyond) == 1) {
+    while (bulki_map_next(&it, &k, spare) == 1) {
         if (it.i > n && k.type == BULKI_T_STRING && k.payload_len == key_len &&
             memcmp(k.payload, key, key_len) == 0)
-            return &ix->beyond;
+            return spare;
     }
     return NULL;
 }
