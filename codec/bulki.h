@@ -273,6 +273,8 @@ typedef struct bulki_index {
     bulki_field *fields;  /* fields[0..n): the first n pairs, in order */
     size_t n;             /* min(map.npairs, cap) */
     size_t next;          /* where the next lookup starts looking */
+    bulki_ent beyond;     /* bulki_index_find's answer for a pair beyond
+                             the first n */
 } bulki_index;
 
 /*
@@ -299,9 +301,23 @@ CKPT_API int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t ca
 CKPT_API int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key);
 CKPT_API int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key,
                               size_t key_len);
+/*
+ * The same lookup as bulki_index_getn, without copying the view: a pointer
+ * to the value's view, or NULL if no pair has the key (or an argument is
+ * NULL). The view lives in the index (fields[i].value; for a pair beyond
+ * the first n, ix->beyond, overwritten by the next such lookup) and is
+ * valid as long as the index and the source bytes are.
+ */
+CKPT_API const bulki_ent *bulki_index_find(bulki_index *ix, const char *key, size_t key_len);
 
 /* The BULKI held by a PDC_BULKI entity: item -> index 0; array -> index i. */
 CKPT_API int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);
+/* The same as an index: the BULKI held by a PDC_BULKI entity (item ->
+ * index 0, array -> index i), its first cap pairs indexed into fields as
+ * bulki_decode_index does for a whole buffer (one pass over the nested
+ * BULKI that checks and indexes it). On failure the index is left empty. */
+CKPT_API int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap,
+                             const bulki_ent *e, uint64_t index);
 /* Element i of a PDC_BULKI_ENT array. Linear in i. */
 CKPT_API int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
 

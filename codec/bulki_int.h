@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bulki.h"
 
@@ -34,6 +37,16 @@ extern const struct bulki_type_info bulki_type_table[BULKI_NTYPES];
 #define BULKI_FAST_BOOL 0x20u
 #define BULKI_FAST_OK 0x40u
 extern const uint8_t bulki_fast_tc[64];
+
+/* The three header bytes (size | type byte << 8 | count << 16) of every
+ * valid base-type ITEM with a fixed width, by type byte & 63: the notional
+ * size 18 + width, the type byte, count 1. Entries of anything else
+ * (strings, booleans, nested types, arrays, invalid codes) hold
+ * BULKI_NO_HDR, which no three bytes equal. So one comparison of an
+ * entity's first three bytes with its entry checks size, type, class and
+ * count at once. Derived from bulki_type_table; test_bulki_index checks it. */
+#define BULKI_NO_HDR 0xFFFFFFFFu
+extern const uint32_t bulki_item_hdr[64];
 
 static inline const struct bulki_type_info *bulki_ti(unsigned code)
 {
@@ -113,6 +126,34 @@ static inline int bulki_has_nul(const uint8_t *s, size_t n)
     return ((w - lo) & ~w & hi) != 0;
 }
 
+/*
+ * 1 if s[0..n) (n >= 1) is a C string in place: s[n-1] is NUL and no byte
+ * before it is. avail >= n bytes are readable from s. With SSE2 (every
+ * x86-64), a string of up to 32 bytes with 32 readable bytes after its
+ * start is one or two 16-byte compares against zero: the mask of NUL bytes
+ * among the first n must be exactly the last one. Otherwise byte checks.
+ */
+static inline int bulki_cstr_ok(const uint8_t *s, size_t n, size_t avail)
+{
+#if defined(__SSE2__)
+    if (n <= 16 && avail >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+        return (m & ((2u << (n - 1)) - 1u)) == 1u << (n - 1);
+    }
+    if (n <= 32 && avail >= 32) {
+        __m128i z = _mm_setzero_si128();
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        uint64_t m = (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
+                     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16;
+        return (m & ((2ull << (n - 1)) - 1u)) == 1ull << (n - 1);
+    }
+#endif
+    (void)avail;
+    return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
+}
+
 static inline int bulki_host_is_le(void)
 {
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
@@ -124,6 +165,17 @@ static inline int bulki_host_is_le(void)
     return b == 1;
 #endif
 }
+
+/* The first four bytes at p, little-endian (p[0] in the low byte). */
+static inline uint32_t bulki_load_le32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    if (!bulki_host_is_le())
+        v = __builtin_bswap32(v);
+    return v;
+}
+
 
 /* Copy one element of `width` bytes between host order and little-endian
  * (the conversion is its own inverse). */

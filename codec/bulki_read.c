@@ -90,7 +90,7 @@ __attribute__((always_inline)) static inline int fast_ent(const uint8_t *b, size
         return 0;
     f->payload_len = plen;
     if (fl & BULKI_FAST_STR) { /* an item (string arrays are not fast) */
-        if (plen == 0 || b[p + plen - 1] != 0 || bulki_has_nul(b + p, plen - 1))
+        if (plen == 0 || !bulki_cstr_ok(b + p, plen, len - p))
             return 0;
         f->payload_len = plen - 1;
     } else {
@@ -262,25 +262,50 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
  * then runs its general loop over all of them from the start (which also
  * finds and reports any error). Sizes here are below 128 and n is at most
  * len / 3, so the sums cannot overflow.
+ *
+ * Both loops read an entity's three header bytes as one word. A key is
+ * taken only as a string item of 1..109 bytes with its NUL (type byte
+ * 0x10, count 1, size 19..127): one mask and compare for type, class and
+ * count, one range check for the size. A value that is a fixed-width
+ * base-type item is checked by comparing its three bytes with its type's
+ * entry in bulki_item_hdr (size, type, class and count at once); other
+ * values go through fast_ent(). Every check is one fast_ent() makes.
+ * pos <= len on entry and after every entity.
  */
+#define STR_ITEM_HDR (1u << 16 | (unsigned)BULKI_T_STRING << 8)
+
 __attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
                                                   uint64_t n, bulki_field *fields, size_t cap,
                                                   uint64_t *sum)
 {
     uint64_t s = 0;
     for (uint64_t i = 0; i < n; i++) {
-        struct fast_ent f;
-        if (!fast_ent(b, len, pos, &f))
+        size_t left = len - pos;
+        if (left < 4)
+            return 0;
+        uint32_t w = bulki_load_le32(b + pos);
+        size_t size = w & 0xFFu, plen = size - BULKI_ENT_HDR;
+        if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3)
+            return 0;
+        const uint8_t *str = b + pos + 3;
+        if (!bulki_cstr_ok(str, plen, left - 3))
             return 0;
         if (i < cap) {
-            fields[i].key = f.type == BULKI_T_STRING ? (const char *)b + pos + 3 : NULL;
-            fields[i].key_len = f.payload_len;
+            fields[i].key = (const char *)str;
+            fields[i].key_len = plen - 1;
         }
-        s += f.size;
-        pos = f.end;
+        s += size;
+        pos += 3 + plen;
     }
     *sum = s;
     return pos;
+}
+
+/* fast_ent() out of line, for the values the loop below does not take. */
+__attribute__((noinline)) static int fast_ent_call(const uint8_t *b, size_t len, size_t pos,
+                                                   struct fast_ent *f)
+{
+    return fast_ent(b, len, pos, f);
 }
 
 __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
@@ -289,13 +314,47 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
 {
     uint64_t s = 0;
     for (uint64_t i = 0; i < n; i++) {
-        struct fast_ent f;
-        if (!fast_ent(b, len, pos, &f))
-            return 0;
-        if (i < cap)
-            fast_view(&fields[i].value, b, len, pos, depth, &f);
-        s += f.size;
-        pos = f.end;
+        size_t left = len - pos, size, plen, count = 1, end;
+        unsigned tc;
+        uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
+        size = w & 0xFFu;
+        plen = size - BULKI_ENT_HDR;
+        if (w != 0 && w == bulki_item_hdr[(w >> 8) & 0x3Fu]) {
+            if (plen > left - 3)
+                return 0;
+            tc = (w >> 8) & 0xFFu;
+            end = pos + 3 + plen;
+        } else if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u &&
+                   plen <= left - 3 && bulki_cstr_ok(b + pos + 3, plen, left - 3)) {
+            tc = BULKI_T_STRING;
+            end = pos + 3 + plen;
+            plen--; /* the view's payload is the string without its NUL */
+        } else {
+            struct fast_ent f;
+            if (!fast_ent_call(b, len, pos, &f))
+                return 0;
+            size = f.size;
+            plen = f.payload_len;
+            count = f.count;
+            tc = (unsigned)f.type | (unsigned)f.cls << 5;
+            end = f.end;
+        }
+        if (i < cap) {
+            bulki_ent *e = &fields[i].value;
+            e->base = b;
+            e->base_len = len;
+            e->offset = pos;
+            e->end = end;
+            e->payload = b + pos + 3;
+            e->payload_len = plen;
+            e->count = count;
+            e->size = size;
+            e->type = (uint8_t)(tc & 0x1Fu);
+            e->cls = (uint8_t)(tc >> 5);
+            e->depth = (uint8_t)depth;
+        }
+        s += size;
+        pos = end;
     }
     *sum = s;
     return pos;
@@ -565,54 +624,72 @@ static inline int key_eq(const void *a, const void *b, size_t n)
     return 1;
 }
 
-static int index_search(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len);
+static const bulki_ent *index_search(bulki_index *ix, const char *key, size_t key_len,
+                                     bulki_ent *spare);
+
+/* The pair after the previous hit (fields asked for in record order), else
+ * a search; a pair beyond the index is returned in *spare. */
+static inline const bulki_ent *index_lookup(bulki_index *ix, const char *key, size_t key_len,
+                                            bulki_ent *spare)
+{
+    size_t i = ix->next;
+    const bulki_field *f = ix->fields;
+    if (i < ix->n && f[i].key_len == key_len && f[i].key != NULL &&
+        key_eq(f[i].key, key, key_len)) {
+        ix->next = i + 1;
+        return &f[i].value;
+    }
+    return index_search(ix, key, key_len, spare);
+}
+
+const bulki_ent *bulki_index_find(bulki_index *ix, const char *key, size_t key_len)
+{
+    if (ix == NULL || (key == NULL && key_len > 0))
+        return NULL;
+    return index_lookup(ix, key, key_len, &ix->beyond);
+}
 
 int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
 {
     if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
         return BULKI_E_INVAL;
-    size_t n = ix->n, i = ix->next < n ? ix->next : 0;
-    const bulki_field *f = ix->fields;
-    /* fields asked for in record order: the pair after the previous hit */
-    if (i < n && f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
-        *value = f[i].value;
-        ix->next = i + 1;
-        return 0;
-    }
-    return index_search(value, ix, key, key_len);
+    /* ix->beyond is not touched here: an index laid out before it existed
+     * stays within its bytes */
+    bulki_ent spare;
+    const bulki_ent *e = index_lookup(ix, key, key_len, &spare);
+    if (e == NULL)
+        return BULKI_E_NOTFOUND;
+    *value = *e;
+    return 0;
 }
 
 /* Any other order, and pairs beyond the index. */
-__attribute__((noinline)) static int index_search(bulki_ent *value, bulki_index *ix,
-                                                  const char *key, size_t key_len)
+__attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, const char *key,
+                                                              size_t key_len, bulki_ent *spare)
 {
     size_t n = ix->n, i = ix->next < n ? ix->next : 0;
     const bulki_field *f = ix->fields;
     /* from the previous hit to the end, then from the start to it */
     for (size_t left = n; left > 0; left--) {
         if (f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
-            *value = f[i].value;
             ix->next = i + 1;
-            return 0;
+            return &f[i].value;
         }
         if (++i == n)
             i = 0;
     }
     if (n == ix->map.npairs)
-        return BULKI_E_NOTFOUND;
+        return NULL;
     /* pairs beyond the index: walk them (skipping the indexed ones) */
     bulki_map_iter it;
-    bulki_ent k, v;
-    int rc;
+    bulki_ent k;
     bulki_map_iter_init(&it, &ix->map);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while (bulki_map_next(&it, &k, spare) == 1) {
         if (it.i > n && k.type == BULKI_T_STRING && k.payload_len == key_len &&
-            memcmp(k.payload, key, key_len) == 0) {
-            *value = v;
-            return 0;
-        }
+            memcmp(k.payload, key, key_len) == 0)
+            return spare;
     }
-    return rc < 0 ? rc : BULKI_E_NOTFOUND;
+    return NULL;
 }
 
 int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key)
@@ -638,6 +715,36 @@ int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
             return 0;
         pos = out->end;
     }
+}
+
+int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bulki_ent *e,
+                    uint64_t index)
+{
+    int rc;
+    if (out == NULL || e == NULL || (fields == NULL && cap > 0))
+        return BULKI_E_INVAL;
+    out->fields = fields;
+    out->n = 0;
+    out->next = 0;
+    memset(&out->map, 0, sizeof out->map);
+    if (e->type != BULKI_T_BULKI)
+        return BULKI_E_MISMATCH;
+    if (index >= e->count)
+        return BULKI_E_NOTFOUND;
+    struct rctx c = {e->base, e->base_len, 0};
+    size_t pos = (size_t)(e->payload - e->base);
+    for (uint64_t i = 0;; i++) {
+        if ((rc = parse_doc(&c, pos, e->depth + 1, &out->map, i == index ? fields : NULL,
+                            i == index ? cap : 0)) != 0) {
+            memset(&out->map, 0, sizeof out->map);
+            return rc;
+        }
+        if (i == index)
+            break;
+        pos = out->map.end;
+    }
+    out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
+    return 0;
 }
 
 int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index)
@@ -701,6 +808,12 @@ int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i)
 {
     uint8_t kind, width;
     uint64_t v;
+    /* the common case, straight from the bytes: a PDC_UINT64 element */
+    if (bulki_host_is_le() && e->type == BULKI_T_UINT64 && i < e->count &&
+        i < e->payload_len / 8) {
+        memcpy(out, e->payload + i * 8, 8);
+        return 0;
+    }
     int rc = elem_raw(e, i, &kind, &v, &width);
     if (rc != 0)
         return rc;

@@ -70,46 +70,23 @@ static int encode(uint8_t *buf, size_t cap, size_t *len, const bulki_pair *p, si
 
 /* ---- field getters over a decoded map; any failure -> CKPT_E_RECORD ---- */
 
-/* A record's pairs are collected in one pass (string keys and their
- * values), so that looking up each of a record's ~17 fields does not
- * re-walk the record from its start. Decoders ask for fields in the
- * encoder's order, so each lookup first tries the pair after the last one
- * found (`next`): one comparison a field for records this build wrote,
- * and a search only for records with fields added, dropped or reordered. */
+/* A record is validated and indexed in one pass (bulki_decode_index): its
+ * first RD_MAX pairs' keys and value views land in rd.f, so reading each
+ * of a record's ~17 fields costs a key comparison, not a walk from the
+ * first pair, and nothing is read twice. Decoders ask for fields in the
+ * encoder's order, and a lookup starts at the pair after the previous hit:
+ * one comparison a field for records this build wrote, a search only for
+ * records with fields added, dropped or reordered. Pairs beyond RD_MAX
+ * (records of a later format with many more fields) are found by a walk.
+ * Keys are given with their lengths (KEY("name")), so no strlen. */
 #define RD_MAX 32
+#define KEY(s) s, sizeof(s) - 1
 struct rd {
-    bulki_map m;
+    bulki_index ix;
     size_t *err_off;
     int rc;
-    int n, overflow, next;
-    const char *key[RD_MAX];
-    size_t klen[RD_MAX];
-    bulki_ent val[RD_MAX];
+    bulki_field f[RD_MAX];
 };
-
-static void rd_collect(struct rd *r)
-{
-    bulki_map_iter it;
-    bulki_ent k, v;
-    int got;
-    r->n = 0;
-    r->overflow = 0;
-    r->next = 0;
-    bulki_map_iter_init(&it, &r->m);
-    while ((got = bulki_map_next(&it, &k, &v)) == 1) {
-        if (k.type != BULKI_T_STRING)
-            continue;
-        if (r->n == RD_MAX) {
-            r->overflow = 1; /* look the rest up the slow way */
-            break;
-        }
-        r->key[r->n] = (const char *)k.payload;
-        r->klen[r->n] = k.payload_len;
-        r->val[r->n++] = v;
-    }
-    if (got < 0)
-        r->rc = CKPT_E_RECORD;
-}
 
 static int rd_open(struct rd *r, const void *rec, size_t len, size_t *err_off)
 {
@@ -117,40 +94,30 @@ static int rd_open(struct rd *r, const void *rec, size_t len, size_t *err_off)
     r->err_off = err_off;
     if (rec == NULL && len > 0)
         return r->rc = CKPT_E_INVAL;
-    r->rc = bulki_decode_doc(&r->m, rec, len, &off) ? CKPT_E_RECORD : 0;
+    r->rc = bulki_decode_index(&r->ix, r->f, RD_MAX, rec, len, &off) ? CKPT_E_RECORD : 0;
     if (r->rc && err_off)
         *err_off = off;
-    if (r->rc == 0)
-        rd_collect(r);
     return r->rc;
 }
 
-static int rd_ent(struct rd *r, const char *k, bulki_ent *e, int optional)
+/* The value of key k, without touching r->rc: 0, or -1 if it is absent. */
+static int rd_find(struct rd *r, const char *k, size_t kl, bulki_ent *e)
+{
+    return bulki_index_getn(e, &r->ix, k, kl) == 0 ? 0 : -1;
+}
+
+static int rd_ent(struct rd *r, const char *k, size_t kl, bulki_ent *e, int optional)
 {
     if (r->rc)
         return -1;
-    size_t kl = strlen(k);
-    int i = r->next;
-    if (i < r->n && r->klen[i] == kl && memcmp(r->key[i], k, kl) == 0) {
-        *e = r->val[i];
-        r->next = i + 1;
+    if (rd_find(r, k, kl, e) == 0)
         return 0;
-    }
-    for (i = 0; i < r->n; i++)
-        if (r->klen[i] == kl && memcmp(r->key[i], k, kl) == 0) {
-            *e = r->val[i];
-            r->next = i + 1;
-            return 0;
-        }
-    if (!r->overflow || bulki_map_get(e, &r->m, k) != 0) {
-        if (optional)
-            return -1;
+    if (!optional) {
         r->rc = CKPT_E_RECORD;
         if (r->err_off)
-            *r->err_off = r->m.offset;
-        return -1;
+            *r->err_off = r->ix.map.offset;
     }
-    return 0;
+    return -1;
 }
 
 static void rd_bad(struct rd *r, const bulki_ent *e)
@@ -160,24 +127,31 @@ static void rd_bad(struct rd *r, const bulki_ent *e)
         *r->err_off = e->offset;
 }
 
-static int64_t rd_i64(struct rd *r, const char *k, int64_t lo, int64_t hi, int optional)
+/* An integer in [lo, hi] from a value already looked up. */
+static int64_t rd_i64_of(struct rd *r, const bulki_ent *e, int64_t lo, int64_t hi)
 {
-    bulki_ent e;
     int64_t v = 0;
-    if (rd_ent(r, k, &e, optional) != 0)
-        return 0;
-    if (bulki_ent_i64(&v, &e) != 0 || v < lo || v > hi) {
-        rd_bad(r, &e);
+    if (bulki_ent_i64(&v, e) != 0 || v < lo || v > hi) {
+        rd_bad(r, e);
         return 0;
     }
     return v;
 }
 
-static uint64_t rd_u64(struct rd *r, const char *k, int optional)
+static int64_t rd_i64(struct rd *r, const char *k, size_t kl, int64_t lo, int64_t hi,
+                      int optional)
+{
+    bulki_ent e;
+    if (rd_ent(r, k, kl, &e, optional) != 0)
+        return 0;
+    return rd_i64_of(r, &e, lo, hi);
+}
+
+static uint64_t rd_u64(struct rd *r, const char *k, size_t kl, int optional)
 {
     bulki_ent e;
     uint64_t v = 0;
-    if (rd_ent(r, k, &e, optional) != 0)
+    if (rd_ent(r, k, kl, &e, optional) != 0)
         return 0;
     if (bulki_ent_u64(&v, &e) != 0) {
         rd_bad(r, &e);
@@ -186,23 +160,23 @@ static uint64_t rd_u64(struct rd *r, const char *k, int optional)
     return v;
 }
 
-static double rd_f64(struct rd *r, const char *k)
+static double rd_f64(struct rd *r, const char *k, size_t kl)
 {
     bulki_ent e;
     double v = 0;
-    if (rd_ent(r, k, &e, 0) != 0)
+    if (rd_ent(r, k, kl, &e, 0) != 0)
         return 0;
     if (bulki_ent_f64(&v, &e) != 0)
         rd_bad(r, &e);
     return v;
 }
 
-static const char *rd_str(struct rd *r, const char *k, int optional)
+static const char *rd_str(struct rd *r, const char *k, size_t kl, int optional)
 {
     bulki_ent e;
     const char *s = "";
     size_t n;
-    if (rd_ent(r, k, &e, optional) != 0)
+    if (rd_ent(r, k, kl, &e, optional) != 0)
         return "";
     if (bulki_ent_str(&s, &n, &e) != 0) {
         rd_bad(r, &e);
@@ -212,10 +186,10 @@ static const char *rd_str(struct rd *r, const char *k, int optional)
 }
 
 /* u64 array of at most `max` elements -> out; returns the count. */
-static uint32_t rd_u64s(struct rd *r, const char *k, uint64_t *out, uint32_t max)
+static uint32_t rd_u64s(struct rd *r, const char *k, size_t kl, uint64_t *out, uint32_t max)
 {
     bulki_ent e;
-    if (rd_ent(r, k, &e, 0) != 0)
+    if (rd_ent(r, k, kl, &e, 0) != 0)
         return 0;
     if (e.type != BULKI_T_UINT64 || e.count > max) {
         rd_bad(r, &e);
@@ -224,6 +198,26 @@ static uint32_t rd_u64s(struct rd *r, const char *k, uint64_t *out, uint32_t max
     for (uint32_t i = 0; i < e.count; i++)
         bulki_ent_elem_u64(&out[i], &e, i);
     return (uint32_t)e.count;
+}
+
+/* "ndim" against the count of the array read: looked up in the encoder's
+ * order (found, or not: have), checked after the fields that precede it in
+ * the decoder (so a record with several faults reports the same one). */
+static void rd_ndim_check(struct rd *r, int have, const bulki_ent *e, int64_t lo, uint32_t ndim)
+{
+    if (r->rc != 0)
+        return;
+    if (!have) {
+        r->rc = CKPT_E_RECORD;
+        if (r->err_off)
+            *r->err_off = r->ix.map.offset;
+        return;
+    }
+    if (rd_i64_of(r, e, lo, CKPT_MAX_DIM) != (int64_t)ndim && r->rc == 0) {
+        r->rc = CKPT_E_RECORD;
+        if (r->err_off)
+            *r->err_off = r->ix.map.offset;
+    }
 }
 
 #define I32 INT32_MIN, INT32_MAX
@@ -259,32 +253,30 @@ int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt
 int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t *err_off)
 {
     struct rd r;
+    bulki_ent nd;
     if (o == NULL)
         return CKPT_E_INVAL;
     memset(o, 0, sizeof *o);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;
-    o->obj_id = rd_u64(&r, "obj_id", 0);
-    o->obj_name = rd_str(&r, "obj_name", 0);
-    o->cont_id = rd_u64(&r, "cont_id", 1);
-    o->user_id = (int32_t)rd_i64(&r, "user_id", I32, 1);
-    o->app_name = rd_str(&r, "app_name", 1);
-    o->time_step = (int32_t)rd_i64(&r, "time_step", I32, 0);
-    o->data_type = (int32_t)rd_i64(&r, "data_type", I32, 1);
-    o->ndim = rd_u64s(&r, "dims", o->dims, CKPT_MAX_DIM);
-    o->create_time = rd_i64(&r, "create_time", INT64_MIN, INT64_MAX, 1);
-    o->last_modified_time = rd_i64(&r, "last_modified_time", INT64_MIN, INT64_MAX, 1);
-    o->data_location = rd_str(&r, "data_location", 1);
-    o->tags = rd_str(&r, "tags", 1);
-    o->transform_state = (int32_t)rd_i64(&r, "transform_state", I32, 1);
-    o->data_server_id = (uint32_t)rd_i64(&r, "data_server_id", 0, UINT32_MAX, 1);
-    o->region_partition = (uint8_t)rd_i64(&r, "region_partition", 0, 255, 1);
-    o->consistency = (uint8_t)rd_i64(&r, "consistency", 0, 255, 1);
-    if (r.rc == 0 && rd_i64(&r, "ndim", 0, CKPT_MAX_DIM, 0) != (int64_t)o->ndim && r.rc == 0) {
-        r.rc = CKPT_E_RECORD;
-        if (err_off)
-            *err_off = 0;
-    }
+    o->obj_id = rd_u64(&r, KEY("obj_id"), 0);
+    o->obj_name = rd_str(&r, KEY("obj_name"), 0);
+    o->cont_id = rd_u64(&r, KEY("cont_id"), 1);
+    o->user_id = (int32_t)rd_i64(&r, KEY("user_id"), I32, 1);
+    o->app_name = rd_str(&r, KEY("app_name"), 1);
+    o->time_step = (int32_t)rd_i64(&r, KEY("time_step"), I32, 0);
+    o->data_type = (int32_t)rd_i64(&r, KEY("data_type"), I32, 1);
+    int have_nd = rd_find(&r, KEY("ndim"), &nd) == 0;
+    o->ndim = rd_u64s(&r, KEY("dims"), o->dims, CKPT_MAX_DIM);
+    o->create_time = rd_i64(&r, KEY("create_time"), INT64_MIN, INT64_MAX, 1);
+    o->last_modified_time = rd_i64(&r, KEY("last_modified_time"), INT64_MIN, INT64_MAX, 1);
+    o->data_location = rd_str(&r, KEY("data_location"), 1);
+    o->tags = rd_str(&r, KEY("tags"), 1);
+    o->transform_state = (int32_t)rd_i64(&r, KEY("transform_state"), I32, 1);
+    o->data_server_id = (uint32_t)rd_i64(&r, KEY("data_server_id"), 0, UINT32_MAX, 1);
+    o->region_partition = (uint8_t)rd_i64(&r, KEY("region_partition"), 0, 255, 1);
+    o->consistency = (uint8_t)rd_i64(&r, KEY("consistency"), 0, 255, 1);
+    rd_ndim_check(&r, have_nd, &nd, 0, o->ndim);
     return r.rc;
 }
 
@@ -382,15 +374,38 @@ static int kvtag_fast(struct ckpt_kvtag *t, const uint8_t *r, size_t len)
     return 1;
 }
 
-/* One pass over the pairs (a record has at most three): "v"/"value",
- * "t"/"type", "name"; other keys are skipped. */
+/* One validating pass that indexes the pairs (a record has at most three):
+ * "v"/"value", "t"/"type", "name"; other keys are skipped, and of a key
+ * given twice the last pair counts. */
+#define KV_MAX 8
+static int kvtag_pair(struct ckpt_kvtag *t, const char *ks, size_t kl, const bulki_ent *e,
+                      bulki_ent *val, bulki_ent *type, int *have, size_t *off)
+{
+    if (ks == NULL)
+        return 0;
+    if ((kl == 1 && ks[0] == 'v') || (kl == 5 && memcmp(ks, "value", 5) == 0)) {
+        *val = *e;
+        *have |= 1;
+    } else if ((kl == 1 && ks[0] == 't') || (kl == 4 && memcmp(ks, "type", 4) == 0)) {
+        *type = *e;
+        *have |= 2;
+    } else if (kl == 4 && memcmp(ks, "name", 4) == 0) {
+        size_t n;
+        if (bulki_ent_str(&t->name, &n, e) != 0) {
+            *off = e->offset;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, size_t *err_off)
 {
-    bulki_map m;
-    bulki_map_iter it;
-    bulki_ent k, e, val, type;
+    bulki_field f[KV_MAX];
+    bulki_index ix;
+    bulki_ent val, type;
     size_t off = 0;
-    int got, have_val = 0, have_type = 0;
+    int have = 0;
     if (t == NULL)
         return CKPT_E_INVAL;
     if (rec != NULL && kvtag_fast(t, rec, len))
@@ -400,30 +415,29 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
     memset(&type, 0, sizeof type);
     if (rec == NULL && len > 0)
         return CKPT_E_INVAL;
-    if (bulki_decode_doc(&m, rec, len, &off) != 0)
+    if (bulki_decode_index(&ix, f, KV_MAX, rec, len, &off) != 0)
         goto bad;
-    bulki_map_iter_init(&it, &m);
-    while ((got = bulki_map_next(&it, &k, &e)) == 1) {
-        if (k.type != BULKI_T_STRING)
-            continue;
-        const char *ks = (const char *)k.payload;
-        if ((k.payload_len == 1 && ks[0] == 'v') || (k.payload_len == 5 && memcmp(ks, "value", 5) == 0)) {
-            val = e;
-            have_val = 1;
-        } else if ((k.payload_len == 1 && ks[0] == 't') ||
-                   (k.payload_len == 4 && memcmp(ks, "type", 4) == 0)) {
-            type = e;
-            have_type = 1;
-        } else if (k.payload_len == 4 && memcmp(ks, "name", 4) == 0) {
-            size_t n;
-            if (bulki_ent_str(&t->name, &n, &e) != 0) {
-                off = e.offset;
+    for (size_t i = 0; i < ix.n; i++)
+        if (kvtag_pair(t, f[i].key, f[i].key_len, &f[i].value, &val, &type, &have, &off) != 0)
+            goto bad;
+    if (ix.map.npairs > ix.n) {
+        /* more pairs than any encoder writes: walk to the rest */
+        bulki_map_iter it;
+        bulki_ent k, e;
+        int got;
+        bulki_map_iter_init(&it, &ix.map);
+        while ((got = bulki_map_next(&it, &k, &e)) == 1)
+            if (it.i > ix.n && k.type == BULKI_T_STRING &&
+                kvtag_pair(t, (const char *)k.payload, k.payload_len, &e, &val, &type, &have,
+                           &off) != 0)
                 goto bad;
-            }
+        if (got < 0) {
+            off = ix.map.offset;
+            goto bad;
         }
     }
-    if (got < 0 || !have_val) {
-        off = m.offset;
+    if (!(have & 1)) {
+        off = ix.map.offset;
         goto bad;
     }
     const struct bulki_type_info *ti = bulki_type_info(val.type);
@@ -431,7 +445,7 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
         off = val.offset;
         goto bad;
     }
-    if (have_type) {
+    if (have & 2) {
         int64_t ty;
         if (bulki_ent_i64(&ty, &type) != 0 || ty < INT8_MIN || ty > INT8_MAX) {
             off = type.offset;
@@ -494,9 +508,9 @@ int ckpt_rec_cont_decode(struct ckpt_cont *c, const void *rec, size_t len, size_
     memset(c, 0, sizeof *c);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;
-    c->cont_id = rd_u64(&r, "cont_id", 0);
-    c->cont_name = rd_str(&r, "cont_name", 0);
-    c->tags = rd_str(&r, "tags", 1);
+    c->cont_id = rd_u64(&r, KEY("cont_id"), 0);
+    c->cont_name = rd_str(&r, KEY("cont_name"), 0);
+    c->tags = rd_str(&r, KEY("tags"), 1);
     return r.rc;
 }
 
@@ -538,47 +552,50 @@ int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct c
 int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, size_t *err_off)
 {
     struct rd r;
-    bulki_ent e;
+    bulki_ent e, nd;
     uint64_t cnt[CKPT_MAX_DIM];
     if (g == NULL)
         return CKPT_E_INVAL;
     memset(g, 0, sizeof *g);
     if (rd_open(&r, rec, len, err_off))
         return r.rc;
-    g->obj_id = rd_u64(&r, "obj_id", 0);
-    g->ndim = rd_u64s(&r, "start", g->start, CKPT_MAX_DIM);
-    if (rd_u64s(&r, "count", cnt, CKPT_MAX_DIM) != g->ndim && r.rc == 0) {
+    g->obj_id = rd_u64(&r, KEY("obj_id"), 0);
+    int have_nd = rd_find(&r, KEY("ndim"), &nd) == 0;
+    g->ndim = rd_u64s(&r, KEY("start"), g->start, CKPT_MAX_DIM);
+    if (rd_u64s(&r, KEY("count"), cnt, CKPT_MAX_DIM) != g->ndim && r.rc == 0) {
         r.rc = CKPT_E_RECORD;
         if (err_off)
-            *err_off = r.m.offset;
+            *err_off = r.ix.map.offset;
     }
     memcpy(g->count, cnt, sizeof cnt);
-    if (r.rc == 0 && (g->ndim == 0 || rd_i64(&r, "ndim", 1, CKPT_MAX_DIM, 0) != (int64_t)g->ndim) &&
-        r.rc == 0) {
+    if (r.rc == 0 && g->ndim == 0) {
         r.rc = CKPT_E_RECORD;
         if (err_off)
-            *err_off = r.m.offset;
+            *err_off = r.ix.map.offset;
     }
-    g->data_size = rd_u64(&r, "data_size", 0);
-    g->unit_size = rd_u64(&r, "unit_size", 1);
-    g->data_loc_type = (int32_t)rd_i64(&r, "data_loc_type", I32, 1);
-    g->storage_location = rd_str(&r, "storage_location", 1);
-    g->offset = rd_u64(&r, "offset", 1);
-    g->cache_location = rd_str(&r, "cache_location", 1);
-    g->cache_offset = rd_u64(&r, "cache_offset", 1);
-    if (r.rc == 0 && rd_ent(&r, "hist", &e, 1) == 0) {
+    rd_ndim_check(&r, have_nd, &nd, 1, g->ndim);
+    g->data_size = rd_u64(&r, KEY("data_size"), 0);
+    g->unit_size = rd_u64(&r, KEY("unit_size"), 1);
+    g->data_loc_type = (int32_t)rd_i64(&r, KEY("data_loc_type"), I32, 1);
+    g->storage_location = rd_str(&r, KEY("storage_location"), 1);
+    g->offset = rd_u64(&r, KEY("offset"), 1);
+    g->cache_location = rd_str(&r, KEY("cache_location"), 1);
+    g->cache_offset = rd_u64(&r, KEY("cache_offset"), 1);
+    if (r.rc == 0 && rd_ent(&r, KEY("hist"), &e, 1) == 0) {
+        /* the histogram: its pairs are indexed as the record's were (one
+         * more pass over this small nested BULKI), and read the same way */
         struct rd h = {.err_off = err_off, .rc = 0};
         bulki_ent re, be;
-        if (e.type != BULKI_T_BULKI || e.cls != BULKI_ITEM || bulki_ent_doc(&h.m, &e, 0) != 0) {
+        if (e.type != BULKI_T_BULKI || e.cls != BULKI_ITEM ||
+            bulki_ent_index(&h.ix, h.f, RD_MAX, &e, 0) != 0) {
             rd_bad(&r, &e);
             return r.rc;
         }
-        rd_collect(&h);
         g->has_hist = 1;
-        g->hist.dtype = (int32_t)rd_i64(&h, "dtype", I32, 0);
-        g->hist.nbin = (int32_t)rd_i64(&h, "nbin", 0, INT32_MAX, 0);
-        g->hist.incr = rd_f64(&h, "incr");
-        if (rd_ent(&h, "range", &re, 0) == 0 && rd_ent(&h, "bin", &be, 0) == 0) {
+        g->hist.dtype = (int32_t)rd_i64(&h, KEY("dtype"), I32, 0);
+        g->hist.nbin = (int32_t)rd_i64(&h, KEY("nbin"), 0, INT32_MAX, 0);
+        g->hist.incr = rd_f64(&h, KEY("incr"));
+        if (rd_ent(&h, KEY("range"), &re, 0) == 0 && rd_ent(&h, KEY("bin"), &be, 0) == 0) {
             if (re.type != BULKI_T_DOUBLE || re.count != 2 * (uint64_t)g->hist.nbin ||
                 be.type != BULKI_T_UINT64 || be.count != (uint64_t)g->hist.nbin)
                 rd_bad(&h, &re);

@@ -330,6 +330,288 @@ static void fast_table_matches_type_table(void **state)
     }
 }
 
+/* ---- the fast paths against the format's rules ---- */
+
+/* A BULKI of the given raw key and value entities (pairs of them, in
+ * order), with total, header and data sizes and both offsets written as a
+ * valid BULKI would have them if every entity's notional size is its first
+ * byte (all entities here have one-byte sizes). */
+static size_t build_doc(uint8_t *out, const uint8_t *const *keys, const size_t *klen,
+                        const uint8_t *const *vals, const size_t *vlen, size_t n,
+                        size_t *first_key, size_t *first_val)
+{
+    uint64_t hs = 0, ds = 0;
+    for (size_t i = 0; i < n; i++) {
+        hs += keys[i][0];
+        ds += vals[i][0];
+    }
+    size_t p = bulki_varint_put(out, BULKI_DOC_HDR + hs + ds);
+    p += bulki_varint_put(out + p, n);
+    p += bulki_varint_put(out + p, hs);
+    p += bulki_varint_put(out + p, ds);
+    if (first_key)
+        *first_key = p;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(out + p, keys[i], klen[i]);
+        p += klen[i];
+    }
+    p += bulki_varint_put(out + p, p);
+    if (first_val)
+        *first_val = p;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(out + p, vals[i], vlen[i]);
+        p += vlen[i];
+    }
+    p += bulki_varint_put(out + p, p);
+    return p;
+}
+
+/* What BULKI v0.1 says of a base-type entity with one-byte size and count:
+ * valid or not (tests only call it for non-nested type bits). */
+static int entity_valid(uint8_t size, uint8_t tc, uint8_t count, const uint8_t *pl)
+{
+    const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
+    unsigned cls = (tc >> 5) & 1;
+    if ((tc & 0xC0) || ti == NULL || (cls == BULKI_ITEM && count != 1) || size < BULKI_ENT_HDR)
+        return 0;
+    size_t plen = (size_t)size - BULKI_ENT_HDR;
+    if (ti->kind == BULKI_KIND_STRING) {
+        if (cls == BULKI_ARRAY || plen == 0 || pl[plen - 1] != 0)
+            return 0;
+        return memchr(pl, 0, plen - 1) == NULL;
+    }
+    if ((size_t)count * ti->width != plen)
+        return 0;
+    if (ti->kind == BULKI_KIND_BOOL)
+        for (size_t i = 0; i < plen; i++)
+            if (pl[i] > 1)
+                return 0;
+    return 1;
+}
+
+/* Decode buf both ways (indexed and not) and as the lone entity check:
+ * the same answer, and success exactly when `valid`. */
+static void check_doc(const uint8_t *buf, size_t len, int valid, const char *what, unsigned a,
+                      unsigned b, unsigned c)
+{
+    bulki_field f[4];
+    bulki_index ix;
+    bulki_map m;
+    size_t o1 = 0, o2 = 0;
+    int rc1 = bulki_decode_index(&ix, f, 4, buf, len, &o1);
+    int rc2 = bulki_decode_doc(&m, buf, len, &o2);
+    if ((rc1 == 0) != valid || rc1 != rc2 || (rc1 != 0 && o1 != o2))
+        print_error("%s %u/%u/%u: decode_index %s at %zu, decode_doc %s at %zu, rules: %s\n",
+                    what, a, b, c, bulki_errname(rc1), o1, bulki_errname(rc2), o2,
+                    valid ? "valid" : "invalid");
+    assert_int_equal(rc1 == 0, valid);
+    assert_int_equal(rc1, rc2);
+    if (rc1 != 0)
+        assert_int_equal(o1, o2);
+}
+
+/* Every header (size 0..127, every type byte but the nested types, counts
+ * 0..4, 8, 127) with three payloads, as a map's key and as its value: the
+ * word-at-a-time checks of keys and values accept exactly what the rules
+ * accept. */
+static void fast_paths_follow_the_rules(void **state)
+{
+    (void)state;
+    static const uint8_t counts[] = {0, 1, 2, 3, 4, 8, 127};
+    static const uint8_t k_ok[] = {20, BULKI_T_STRING, 1, 'k', 0};
+    static const uint8_t v_ok[] = {22, BULKI_T_INT32, 1, 7, 0, 0, 0};
+    uint8_t ent[3 + 128], buf[512];
+    for (unsigned size = 0; size < 128; size++)
+        for (unsigned tc = 0; tc < 256; tc++) {
+            if ((tc & 0x1F) == BULKI_T_BULKI || (tc & 0x1F) == BULKI_T_BULKI_ENT)
+                continue;
+            for (size_t ci = 0; ci < NELEM(counts); ci++)
+                for (int pat = 0; pat < 3; pat++) {
+                    size_t plen = size >= BULKI_ENT_HDR ? size - BULKI_ENT_HDR : 0;
+                    ent[0] = (uint8_t)size;
+                    ent[1] = (uint8_t)tc;
+                    ent[2] = counts[ci];
+                    /* 1s and a final NUL; all 2s; a NUL first and last */
+                    memset(ent + 3, pat == 1 ? 2 : 1, plen);
+                    if (plen > 0 && pat != 1)
+                        ent[3 + plen - 1] = 0;
+                    if (plen > 1 && pat == 2)
+                        ent[3] = 0;
+                    int valid = entity_valid((uint8_t)size, (uint8_t)tc, counts[ci], ent + 3);
+                    const uint8_t *k[1] = {ent}, *v[1] = {v_ok};
+                    size_t kl[1] = {3 + plen}, vl[1] = {sizeof v_ok};
+                    size_t len = build_doc(buf, k, kl, v, vl, 1, NULL, NULL);
+                    check_doc(buf, len, valid, "key", size, tc, counts[ci]);
+                    k[0] = k_ok;
+                    kl[0] = sizeof k_ok;
+                    v[0] = ent;
+                    vl[0] = 3 + plen;
+                    len = build_doc(buf, k, kl, v, vl, 1, NULL, NULL);
+                    check_doc(buf, len, valid, "value", size, tc, counts[ci]);
+                }
+        }
+}
+
+/* Strings of 1 to 60 bytes with the NUL missing, or another NUL at every
+ * position, as the last value (little room after it) and followed by a
+ * long value (room for 16- and 32-byte compares): rejected with
+ * BULKI_E_STRING at the first NUL, or at the last byte. */
+static void string_checks_find_every_nul(void **state)
+{
+    (void)state;
+    static const uint8_t k_ok[] = {20, BULKI_T_STRING, 1, 'k', 0};
+    uint8_t str[3 + 64], lng[3 + 64], buf[512];
+    lng[0] = 18 + 60;
+    lng[1] = BULKI_T_STRING;
+    lng[2] = 1;
+    memset(lng + 3, 'x', 59);
+    lng[3 + 59] = 0;
+    for (size_t n = 1; n <= 60; n++)
+        for (size_t nul = 0; nul <= n; nul++) { /* nul == n: none inside */
+            for (int last = 0; last < 2; last++) { /* is the last byte a NUL? */
+                if (nul == n - 1 && !last)
+                    continue;
+                str[0] = (uint8_t)(18 + n);
+                str[1] = BULKI_T_STRING;
+                str[2] = 1;
+                memset(str + 3, 'a', n);
+                if (last)
+                    str[3 + n - 1] = 0;
+                if (nul < n)
+                    str[3 + nul] = 0;
+                int valid = last && (nul == n || nul == n - 1);
+                for (int as_key = 0; as_key < 2; as_key++)
+                    for (int room = 0; room < 2; room++) {
+                        const uint8_t *k[2] = {as_key ? str : k_ok, k_ok};
+                        const uint8_t *v[2] = {as_key ? k_ok : str, lng};
+                        size_t kl[2] = {as_key ? 3 + n : sizeof k_ok, sizeof k_ok};
+                        size_t vl[2] = {as_key ? sizeof k_ok : 3 + n, sizeof lng - 4};
+                        size_t kp, vp;
+                        size_t len = build_doc(buf, k, kl, v, vl, room ? 2 : 1, &kp, &vp);
+                        check_doc(buf, len, valid, "string", (unsigned)n, (unsigned)nul,
+                                  (unsigned)(as_key * 2 + room));
+                        if (!valid) {
+                            /* the offending byte: the first NUL, else the last */
+                            size_t off = 0, at = (as_key ? kp : vp) + 3;
+                            const uint8_t *z = memchr(str + 3, 0, n);
+                            at += z ? (size_t)(z - (str + 3)) : n - 1;
+                            bulki_index ix;
+                            bulki_field f[2];
+                            assert_bulki_rc(bulki_decode_index(&ix, f, 2, buf, len, &off),
+                                            BULKI_E_STRING);
+                            assert_int_equal(off, at);
+                        }
+                    }
+            }
+        }
+}
+
+/* The header table of the item check says for each type byte what the
+ * type table says. */
+static void item_table_matches_type_table(void **state)
+{
+    (void)state;
+    for (unsigned tc = 0; tc < 64; tc++) {
+        const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
+        uint32_t want = BULKI_NO_HDR;
+        if (tc < 32 && ti != NULL && ti->width > 0 && ti->kind != BULKI_KIND_BOOL)
+            want = (uint32_t)(BULKI_ENT_HDR + ti->width) | tc << 8 | 1u << 16;
+        assert_int_equal(bulki_item_hdr[tc], want);
+    }
+}
+
+/* bulki_index_find: the view in the index, no copy; beyond the index the
+ * spare view; NULL when absent or for bad arguments. */
+static void find_returns_views_in_the_index(void **state)
+{
+    struct fix *fx = *state;
+    bulki_index ix = fx->ix;
+    bulki_field small[3];
+    for (int i = 0; i < 10; i++) {
+        const bulki_ent *e = bulki_index_find(&ix, names[i], strlen(names[i]));
+        assert_ptr_equal(e, &fx->fields[i].value);
+        check_value(e, i);
+    }
+    for (int i = 9; i >= 0; i--)
+        assert_ptr_equal(bulki_index_find(&ix, names[i], strlen(names[i])), &fx->fields[i].value);
+    assert_null(bulki_index_find(&ix, "obj", 3));
+    assert_null(bulki_index_find(&ix, "obj_idx", 7));
+    assert_null(bulki_index_find(NULL, "obj_id", 6));
+    assert_null(bulki_index_find(&ix, NULL, 6));
+    /* beyond a 3-pair index: the same value as bulki_map_get, in ix.beyond */
+    assert_bulki_rc(bulki_decode_index(&ix, small, 3, fx->rec, fx->len, NULL), BULKI_OK);
+    for (int i = 9; i >= 0; i--) {
+        const bulki_ent *e = bulki_index_find(&ix, names[i], strlen(names[i]));
+        assert_non_null(e);
+        if (i >= 3)
+            assert_ptr_equal(e, &ix.beyond);
+        else
+            assert_ptr_equal(e, &small[i].value);
+        bulki_ent want;
+        assert_bulki_rc(bulki_map_get(&want, &ix.map, names[i]), BULKI_OK);
+        assert_true(same_view(e, &want));
+        check_value(e, i);
+    }
+    assert_null(bulki_index_find(&ix, "nope", 4));
+}
+
+/* bulki_ent_index: a nested BULKI indexed like a whole buffer. */
+static void nested_doc_index(void **state)
+{
+    (void)state;
+    static const int32_t one = 1, two = 2;
+    static const double d = 0.5;
+    const bulki_pair inner0[] = {{K("a"), BULKI_V_ITEM(BULKI_T_INT32, &one)},
+                                 {K("bb"), BULKI_V_ITEM(BULKI_T_DOUBLE, &d)},
+                                 {K("ccc"), BULKI_V_STRN("hello", 5)}};
+    const bulki_pair inner1[] = {{K("z"), BULKI_V_ITEM(BULKI_T_INT32, &two)}};
+    const bulki_doc docs[2] = {{NELEM(inner0), inner0}, {NELEM(inner1), inner1}};
+    const bulki_pair outer[] = {
+        {K("one"), BULKI_V_DOC(&docs[0])},
+        {K("two"), {.type = BULKI_T_BULKI, .cls = BULKI_ARRAY, .count = 2, .u.doc = docs}},
+        {K("n"), BULKI_V_ITEM(BULKI_T_INT32, &one)},
+    };
+    const bulki_doc od = {NELEM(outer), outer};
+    uint8_t buf[1024];
+    size_t len;
+    bulki_field of[4], nf[4];
+    bulki_index ox, nx;
+    bulki_ent e;
+    int64_t v;
+    assert_bulki_rc(bulki_encode_doc(&len, buf, sizeof buf, &od), BULKI_OK);
+    assert_bulki_rc(bulki_decode_index(&ox, of, 4, buf, len, NULL), BULKI_OK);
+    for (size_t cap = 0; cap <= 4; cap++) {
+        bulki_map m;
+        assert_bulki_rc(bulki_ent_index(&nx, cap ? nf : NULL, cap, &of[0].value, 0), BULKI_OK);
+        assert_bulki_rc(bulki_ent_doc(&m, &of[0].value, 0), BULKI_OK);
+        assert_true(nx.map.offset == m.offset && nx.map.end == m.end &&
+                    nx.map.npairs == m.npairs && nx.map.depth == m.depth &&
+                    nx.map.keys_off == m.keys_off && nx.map.values_off == m.values_off);
+        assert_int_equal(nx.n, cap < 3 ? cap : 3);
+        assert_bulki_rc(bulki_index_get(&e, &nx, "ccc"), BULKI_OK);
+        assert_string_equal((const char *)e.payload, "hello");
+        assert_bulki_rc(bulki_index_get(&e, &nx, "a"), BULKI_OK);
+        assert_bulki_rc(bulki_ent_i64(&v, &e), BULKI_OK);
+        assert_int_equal(v, 1);
+        assert_bulki_rc(bulki_index_get(&e, &nx, "n"), BULKI_E_NOTFOUND); /* the outer's */
+    }
+    /* element 1 of a BULKI array */
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &of[1].value, 1), BULKI_OK);
+    assert_int_equal(nx.n, 1);
+    assert_bulki_rc(bulki_index_get(&e, &nx, "z"), BULKI_OK);
+    assert_bulki_rc(bulki_ent_i64(&v, &e), BULKI_OK);
+    assert_int_equal(v, 2);
+    /* errors leave an empty index */
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &of[1].value, 2), BULKI_E_NOTFOUND);
+    assert_int_equal(nx.n, 0);
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &of[2].value, 0), BULKI_E_MISMATCH);
+    assert_int_equal(nx.n, 0);
+    assert_bulki_rc(bulki_index_get(&e, &nx, "z"), BULKI_E_NOTFOUND);
+    assert_bulki_rc(bulki_ent_index(NULL, nf, 4, &of[0].value, 0), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_ent_index(&nx, NULL, 4, &of[0].value, 0), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, NULL, 0), BULKI_E_INVAL);
+}
+
 int main(int argc, char **argv)
 {
     vector_dir = tu_vector_dir(argc, argv);
@@ -340,6 +622,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(index_smaller_than_map, fix_setup, fix_teardown),
         cmocka_unit_test(non_string_and_duplicate_keys),
         cmocka_unit_test_setup_teardown(bad_arguments, fix_setup, fix_teardown),
+        cmocka_unit_test(item_table_matches_type_table),
+        cmocka_unit_test(fast_paths_follow_the_rules),
+        cmocka_unit_test(string_checks_find_every_nul),
+        cmocka_unit_test_setup_teardown(find_returns_views_in_the_index, fix_setup,
+                                        fix_teardown),
+        cmocka_unit_test(nested_doc_index),
     };
     return cmocka_run_group_tests_name("bulki_index", tests, NULL, NULL);
 }

@@ -970,6 +970,50 @@ static void test_unknown_fields_are_ignored(void **state)
     free(rec);
 }
 
+/* Records with more pairs than the decoders index (unknown fields first,
+ * so that known ones lie beyond the index): every known field is still
+ * found, and a bad one beyond the index still refused. */
+static void test_records_with_many_unknown_fields_decode_whole(void **state)
+{
+    (void)state;
+    static char names[40][8];
+    static const int32_t zero = 0;
+    bulki_pair p[64], q[64];
+    size_t len;
+    for (int i = 0; i < 40; i++) {
+        snprintf(names[i], sizeof names[i], "x%02d", i);
+        p[i] = (bulki_pair){BULKI_V_STRN(names[i], 3), BULKI_V_ITEM(BULKI_T_INT32, &zero)};
+    }
+    /* an object: 40 unknown fields, then its own */
+    size_t n = obj_pairs(q);
+    memcpy(p + 40, q, n * sizeof *q);
+    const bulki_doc d = {40 + n, p};
+    uint8_t buf[4096];
+    assert_int_equal(bulki_encode_doc(&len, buf, sizeof buf, &d), 0);
+    struct ckpt_obj o;
+    HTU_OK(ckpt_rec_obj_decode(&o, buf, len, NULL));
+    assert_string_equal(o.obj_name, "name-a");
+    assert_int_equal(o.ndim, 2);
+    assert_true(o.dims[1] == 128);
+    /* a kvtag (format 1's pairs): 12 unknown pairs, then name, type, value */
+    n = kvtag_pairs(q);
+    memcpy(p + 12, q, n * sizeof *q);
+    const bulki_doc kd = {12 + n, p};
+    assert_int_equal(bulki_encode_doc(&len, buf, sizeof buf, &kd), 0);
+    struct ckpt_kvtag t;
+    HTU_OK(ckpt_rec_kvtag_decode(&t, buf, len, NULL));
+    assert_string_equal(t.name, "tag-a");
+    assert_int_equal(t.type, v_type_int);
+    assert_int_equal(t.size, sizeof v_int_val);
+    assert_memory_equal(t.value, &v_int_val, sizeof v_int_val);
+    /* ... whose name, beyond the index, is not a string */
+    p[12].value = BULKI_V_ITEM(BULKI_T_INT32, &zero);
+    assert_int_equal(bulki_encode_doc(&len, buf, sizeof buf, &kd), 0);
+    size_t off = 0;
+    HTU_RC(CKPT_E_RECORD, ckpt_rec_kvtag_decode(&t, buf, len, &off));
+    assert_true(off > 0 && off < len);
+}
+
 static void test_decode_of_a_record_of_another_kind_is_rejected(void **state)
 {
     (void)state;
@@ -1110,6 +1154,7 @@ int main(void)
         T(test_histogram_missing_or_inconsistent_fields_are_rejected),
         T(test_mistyped_fields_are_rejected),
         T(test_unknown_fields_are_ignored),
+        T(test_records_with_many_unknown_fields_decode_whole),
         T(test_decode_of_a_record_of_another_kind_is_rejected),
         T(test_encode_into_too_small_buffer_is_an_error),
         T(test_djb2_matches_pdc),

@@ -17,11 +17,13 @@
  *              PDC: BULKI_deserialize, BULKI_get per field (key entities
  *              built once, outside the timing), free. pdc-ckpt:
  *              bulki_decode_index (validates the whole record once) and
- *              bulki_index_getn per field (key lengths known, as PDC's
- *              key entities know theirs).
+ *              bulki_index_find per field (key lengths known, as PDC's
+ *              key entities know theirs; the view in place, not copied).
  *   one pass   decode, then read the fields in one walk over the pairs.
  *              PDC: BULKI_deserialize and its keys[i]/values[i] arrays.
  *              pdc-ckpt: bulki_decode_index and its fields[i] array.
+ *              Both name each key with the same field_of() (lengths,
+ *              then bytes).
  *
  * Two more lines show pdc-ckpt's API before bulki_decode_index, with no
  * PDC counterpart: by key (walk), bulki_decode_doc + bulki_map_get per
@@ -114,15 +116,16 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
     }
 }
 
-/* Field number of a key, or -1: position `hint` first (records keep their
- * fields in order), then every name. */
+/* Field number of a key of klen bytes, or -1: position `hint` first
+ * (records keep their fields in order), then every name; lengths are
+ * compared before bytes. Both codecs' one-pass decodes use it. */
 static int field_of(const char *key, size_t klen, int hint)
 {
-    if (hint < NFIELDS && strncmp(bench_field_name[hint], key, klen) == 0 &&
-        bench_field_name[hint][klen] == 0)
+    if (hint < NFIELDS && bench_field_len[hint] == klen &&
+        memcmp(bench_field_name[hint], key, klen) == 0)
         return hint;
     for (int i = 0; i < NFIELDS; i++)
-        if (strncmp(bench_field_name[i], key, klen) == 0 && bench_field_name[i][klen] == 0)
+        if (bench_field_len[i] == klen && memcmp(bench_field_name[i], key, klen) == 0)
             return i;
     return -1;
 }
@@ -139,14 +142,16 @@ static int ck_by_key(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_field fields[NFIELDS];
     bulki_index ix;
-    bulki_ent e;
+    const bulki_ent *e;
     int rc;
     if ((rc = bulki_decode_index(&ix, fields, NFIELDS, buf, len, NULL)) != 0)
         return rc;
-    for (int f = 0; f < NFIELDS; f++)
-        if ((rc = bulki_index_getn(&e, &ix, bench_field_name[f], bench_field_len[f])) != 0 ||
-            (rc = ck_field(out, (enum field)f, &e)) != 0)
+    for (int f = 0; f < NFIELDS; f++) {
+        if ((e = bulki_index_find(&ix, bench_field_name[f], bench_field_len[f])) == NULL)
+            return BULKI_E_NOTFOUND;
+        if ((rc = ck_field(out, (enum field)f, e)) != 0)
             return rc;
+    }
     return 0;
 }
 
