@@ -24,8 +24,11 @@
  *     kvtag RPCs) to PDC's own dump, written at close, and recovers it on
  *     the first DART request rather than before "Server ready";
  *   - keeps PDC's transfer-request region table (which has fields the
- *     store's region record does not) in a side file written at close
- *     ($PDC_TMPDIR/pdc-ckpt-transfer.<rank>).
+ *     store's region record does not) and its data-server region table
+ *     (where region transfers put each region's bytes) in a side file
+ *     written at close and at PDC's checkpoints
+ *     ($PDC_TMPDIR/pdc-ckpt-transfer.<rank>), as PDC's own checkpoint
+ *     file holds them; a restart from the store loads it.
  *
  * Runs on PDC's single RPC thread (PDC's default build, ENABLE_MULTITHREAD
  * off). A fault holds a store read while it fills PDC's tables and never
@@ -43,6 +46,7 @@
 
 #include "pdc_ckpt_server.h"
 #include "pdc_server_metadata.h"
+#include "pdc_server_data.h"
 #include "pdc_server_metadata_index.h"
 #include "pdc_server_region_transfer_metadata_query.h"
 #include "pdc_utlist.h"
@@ -303,11 +307,13 @@ static int cont_add_member(pdc_cont_hash_table_entry_t *e, uint64_t obj_id)
     return 0;
 }
 
-static int meta_add_region(pdc_metadata_t *m, const struct ckpt_region *c)
+/* A new region_list_t with the persistent fields of c; NULL when out of
+ * memory. */
+static region_list_t *region_from_ckpt(const struct ckpt_region *c)
 {
     region_list_t *r = calloc(1, sizeof *r);
     if (r == NULL)
-        return -1;
+        return NULL;
     PDC_init_region_list(r);
     r->ndim = c->ndim;
     for (uint32_t i = 0; i < c->ndim && i < DIM_MAX; i++) {
@@ -330,7 +336,7 @@ static int meta_add_region(pdc_metadata_t *m, const struct ckpt_region *c)
                 free(h->range);
             free(h);
             free(r);
-            return -1;
+            return NULL;
         }
         h->dtype = (pdc_var_type_t)c->hist.dtype;
         h->nbin = c->hist.nbin;
@@ -341,6 +347,15 @@ static int meta_add_region(pdc_metadata_t *m, const struct ckpt_region *c)
             h->bin[i] = ckpt_hist_bin(&c->hist, i);
         r->region_hist = h;
     }
+    r->obj_id = c->obj_id;
+    return r;
+}
+
+static int meta_add_region(pdc_metadata_t *m, const struct ckpt_region *c)
+{
+    region_list_t *r = region_from_ckpt(c);
+    if (r == NULL)
+        return -1;
     r->meta = m;
     r->obj_id = m->obj_id;
     DL_APPEND(m->storage_region_list_head, r);
@@ -523,27 +538,83 @@ void PDC_ckpt_fault_all(void)
     ckpt_hooks_read_end(r);
 }
 
-/* ---- transfer-request region table: a side file, as PDC's checkpoint has it ---- */
+/* ---- the side file: what PDC's checkpoint holds and the store does not ---- */
+
+/* PDC's data-server region table: for each object this rank stored data
+ * of (region transfers), where each region's bytes are in the rank's data
+ * file. The read path (PDC_Server_data_read_from) finds the bytes only
+ * through it. It is not in the store: its regions may belong to objects
+ * of other ranks, and it shares geometry with the metadata-side regions
+ * that the store keys by (object, geometry). */
+extern data_server_region_t *dataserver_region_g;
 
 /* In PDC's tmp dir beside its other side files (dart_info.bin), not in the
  * store root: a store root holds ranks only (anything else is a stray
- * entry that restart and re-homing refuse). */
-static void transfer_path(char *buf, size_t cap)
+ * entry that restart and re-homing refuse).
+ *
+ * Layout (host byte order, like PDC's own checkpoint file):
+ *   u64 size, then `size` bytes of transfer_request_metadata_query_checkpoint;
+ *   u64 n, then n data-server regions, each a u32 length and a region
+ *   record (ckpt_rec_region_encode; obj_id is the owning object).
+ * A file that ends after the transfer part (written before the regions
+ * were added) has no data-server regions. */
+static void side_path(char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/pdc-ckpt-transfer.%d", pdc_server_tmp_dir_g, pdc_server_rank_g);
 }
 
-static void transfer_save(void)
+/* Write the data-server regions to f; -1 on a write error. Regions that
+ * cannot be encoded are logged and left out. */
+static int side_write_regions(FILE *f)
+{
+    data_server_region_t *d;
+    region_list_t *r;
+    uint64_t n = 0;
+    uint8_t rec[4 * ADDR_MAX];
+    DL_FOREACH(dataserver_region_g, d)
+    {
+        DL_FOREACH(d->region_storage_head, r)
+            n++;
+    }
+    if (fwrite(&n, sizeof n, 1, f) != 1)
+        return -1;
+    DL_FOREACH(dataserver_region_g, d)
+    {
+        DL_FOREACH(d->region_storage_head, r)
+        {
+            struct ckpt_region c;
+            size_t len = 0;
+            uint32_t len32;
+            int rc;
+            region_to_ckpt(&c, d->obj_id, r);
+            if ((rc = ckpt_rec_region_encode(rec, sizeof rec, &len, &c)) != 0) {
+                /* keep the count right: an empty record is skipped on load */
+                fprintf(stderr,
+                        "==PDC_SERVER[%d]: pdc-ckpt: data region of object %" PRIu64
+                        " not saved: %s\n",
+                        pdc_server_rank_g, d->obj_id, ckpt_errname(rc));
+                len = 0;
+            }
+            len32 = (uint32_t)len;
+            if (fwrite(&len32, sizeof len32, 1, f) != 1 || (len && fwrite(rec, len, 1, f) != 1))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static void side_save(void)
 {
     char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
     char *buf = NULL;
     uint64_t size = 0;
     FILE *f;
     transfer_request_metadata_query_checkpoint(&buf, &size);
-    transfer_path(path, sizeof path);
+    side_path(path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if ((f = fopen(tmp, "wb")) == NULL || fwrite(&size, sizeof size, 1, f) != 1 ||
-        (size && fwrite(buf, size, 1, f) != 1) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        (size && fwrite(buf, size, 1, f) != 1) || side_write_regions(f) != 0 || fflush(f) != 0 ||
+        fsync(fileno(f)) != 0) {
         fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: cannot write %s: %s\n", pdc_server_rank_g, tmp,
                 strerror(errno));
         if (f)
@@ -558,19 +629,83 @@ static void transfer_save(void)
                 strerror(errno));
 }
 
-static void transfer_load(void)
+/* One data-server region into dataserver_region_g, as PDC's own restart
+ * does (PDC_Server_restart): the object's entry has no open file (fd -1)
+ * until the first I/O opens it. */
+static int side_add_region(const struct ckpt_region *c)
+{
+    data_server_region_t *d = PDC_Server_get_obj_region(c->obj_id);
+    region_list_t *r;
+    if (d == NULL) {
+        if ((d = calloc(1, sizeof *d)) == NULL ||
+            (d->storage_location = malloc(ADDR_MAX)) == NULL) {
+            free(d);
+            return -1;
+        }
+        d->obj_id = c->obj_id;
+        d->fd = -1;
+        d->storage_location[0] = '\0';
+        DL_APPEND(dataserver_region_g, d);
+    }
+    if ((r = region_from_ckpt(c)) == NULL)
+        return -1;
+    DL_APPEND(d->region_storage_head, r);
+    return 0;
+}
+
+/* The data-server regions after the transfer part; a bad record stops the
+ * load with a message naming the file and the record. */
+static void side_read_regions(FILE *f, const char *path)
+{
+    uint64_t n = 0, i, loaded = 0;
+    uint8_t rec[4 * ADDR_MAX];
+    if (fread(&n, sizeof n, 1, f) != 1)
+        return; /* a file of an older glue: no regions */
+    for (i = 0; i < n; i++) {
+        struct ckpt_region c;
+        uint32_t len;
+        size_t off = 0;
+        int rc;
+        if (fread(&len, sizeof len, 1, f) != 1 || len > sizeof rec ||
+            (len && fread(rec, len, 1, f) != 1)) {
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: %s: data region %" PRIu64 " of %" PRIu64
+                    " is truncated; %" PRIu64 " loaded\n",
+                    pdc_server_rank_g, path, i, n, loaded);
+            return;
+        }
+        if (len == 0)
+            continue; /* not saved (logged at close) */
+        if ((rc = ckpt_rec_region_decode(&c, rec, len, &off)) != 0) {
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: %s: data region %" PRIu64 ": %s at byte %zu\n",
+                    pdc_server_rank_g, path, i, ckpt_errname(rc), off);
+            continue;
+        }
+        if (side_add_region(&c) != 0) {
+            fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: %s: out of memory at data region %" PRIu64 "\n",
+                    pdc_server_rank_g, path, i);
+            return;
+        }
+        loaded++;
+    }
+}
+
+static void side_load(void)
 {
     char path[PATH_MAX + 32];
     char *buf = NULL;
     uint64_t size = 0;
     FILE *f;
-    transfer_path(path, sizeof path);
-    if ((f = fopen(path, "rb")) != NULL && fread(&size, sizeof size, 1, f) == 1 && size > 0 &&
-        size < ((uint64_t)1 << 32) && (buf = malloc(size)) != NULL && fread(buf, size, 1, f) == 1) {
-        transfer_request_metadata_query_init(pdc_server_size_g, buf);
+    side_path(path, sizeof path);
+    if ((f = fopen(path, "rb")) != NULL && fread(&size, sizeof size, 1, f) == 1 &&
+        size < ((uint64_t)1 << 32) && (size == 0 || ((buf = malloc(size)) != NULL &&
+                                                     fread(buf, size, 1, f) == 1))) {
+        transfer_request_metadata_query_init(pdc_server_size_g, size ? buf : NULL);
+        side_read_regions(f, path);
     }
     else {
-        if (f != NULL && size > 0)
+        if (f != NULL)
             fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: %s is truncated; starting without it\n",
                     pdc_server_rank_g, path);
         transfer_request_metadata_query_init(pdc_server_size_g, NULL);
@@ -652,7 +787,7 @@ int PDC_ckpt_start(int is_restart)
         map_mode_g = 0;
         return -1;
     }
-    transfer_load();
+    side_load();
     idioms_pending_g = 1;
     if (rebuild)
         printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (rebuild) in %.1f ms: %" PRIu64
@@ -686,6 +821,7 @@ int PDC_ckpt_checkpoint(void)
         return 0;
     if ((rc = ckpt_hooks_checkpoint(ckpt_g)) != 0)
         ckpt_log("checkpoint", rc);
+    side_save(); /* as PDC's own checkpoint writes these tables */
     return 1;
 }
 
@@ -705,7 +841,7 @@ int PDC_ckpt_close(void)
     ckpt_g = NULL;
     map_mode_g = 0;
     id_free(&seen_g);
-    transfer_save();
+    side_save();
     /* An index never read since the restart is still in its dump files. */
     if (!idioms_pending_g)
         metadata_index_dump(pdc_server_tmp_dir_g, (uint32_t)pdc_server_rank_g);

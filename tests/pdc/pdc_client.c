@@ -29,6 +29,20 @@
  *       tags present on ko must be exactly k0..k<K-1> for one K with
  *       A <= K <= N + 1 (all acknowledged before the pause, no holes, at most
  *       the one put in flight beyond the acknowledged ones).
+ *   data-write --objects N
+ *       container dc; for i < N objects r<i>_1d (PDC_INT, 4096) and r<i>_2d
+ *       (PDC_DOUBLE, 64 x 32) whose data is written with PDC's region
+ *       transfer API (PDCregion_transfer_create/start/wait): two halves and
+ *       an overwrite at the start of the second, two row blocks; read back
+ *       at once.
+ *       Then 30 DART records (PDC_Client_insert_obj_ref_into_dart: a string
+ *       key = value "dk<k>q" and an int64 key "dkint" = k), checked with
+ *       exact, prefix, suffix, integer and integer-range searches.
+ *   data-read --objects N --round R
+ *       after restart R: every region reads back byte for byte (whole, and
+ *       a read across the two written halves); the DART searches answer
+ *       the same records, plus the one inserted after each earlier restart;
+ *       one more record is inserted and must be found.
  *   bench-write --objects N --tags T [--cont NAME]
  *       N objects with T PDC_UINT64 kvtags each; prints the per-put latency
  *       seen by the client (median, mean, max) in microseconds.
@@ -626,6 +640,298 @@ done:
     return failures ? 1 : 0;
 }
 
+/* ---- region data and the DART index (data-write / data-read) ---- */
+
+/* PDC's DART client calls are exported by libpdc but declared only in
+ * pdc_client_connect.h and dart_core.h, which PDC does not install. The
+ * prototypes are those of PDC 2e5de75a, with its enums (dart_hash_algo_t,
+ * dart_object_ref_type_t) passed as int, which is how C passes them. */
+perr_t PDC_Client_insert_obj_ref_into_dart(int hash_algo, char *attr_key, void *attr_val,
+                                           size_t attr_vsize, pdc_c_var_type_t attr_vtype,
+                                           int ref_type, uint64_t data);
+perr_t PDC_Client_search_obj_ref_through_dart(int hash_algo, char *query_string, int ref_type,
+                                              int *n_res, uint64_t **out);
+enum { DART_HASH_ALGO = 3 /* DART_HASH */, DART_REF = 1 /* REF_PRIMARY_ID */ };
+
+/* The overwrite starts where a stored region starts: PDC's
+ * PDC_Server_data_write_out refuses ("Error with buf pos calculation") an
+ * overwrite that starts inside a stored region farther than the
+ * overwrite's own size (it compares the position in the stored region
+ * with the size of the write), so [1000, 1100) of a stored [0, 2048) is
+ * not written. */
+enum { REG_N = 4096, REG_ROWS = 64, REG_COLS = 32, OVR_START = REG_N / 2, OVR_LEN = 100 };
+
+/* the final content of object r<i>_1d (PDC_INT), element k: written in two
+ * halves, then [OVR_START, OVR_START + OVR_LEN) overwritten */
+static int32_t reg1_val(int i, uint64_t k)
+{
+    if (k >= OVR_START && k < OVR_START + OVR_LEN)
+        return -(int32_t)(i * 7919 + (int32_t)k);
+    return (int32_t)(i * 100003 + (int32_t)k * 7 - 5);
+}
+
+/* r<i>_2d (PDC_DOUBLE, REG_ROWS x REG_COLS), written as two row blocks */
+static double reg2_val(int i, uint64_t r, uint64_t c)
+{
+    return i + (double)r * 0.5 + (double)c / 64.0;
+}
+
+/* one region transfer of buf (local offset 0) to or from obj at off/len */
+static int region_xfer(void *buf, pdc_access_t access, pdcid_t obj, int ndim, const uint64_t *off,
+                       const uint64_t *len)
+{
+    uint64_t zero[3] = {0, 0, 0}, o[3], l[3];
+    int ok = 0;
+    for (int d = 0; d < ndim; d++) {
+        o[d] = off[d];
+        l[d] = len[d];
+    }
+    pdcid_t lreg = PDCregion_create((psize_t)ndim, zero, l);
+    pdcid_t rreg = PDCregion_create((psize_t)ndim, o, l);
+    pdcid_t t = lreg && rreg ? PDCregion_transfer_create(buf, access, obj, lreg, rreg) : 0;
+    if (t != 0) {
+        ok = PDCregion_transfer_start(t) == SUCCEED && PDCregion_transfer_wait(t) == SUCCEED;
+        if (PDCregion_transfer_close(t) != SUCCEED)
+            ok = 0;
+    }
+    if (lreg)
+        PDCregion_close(lreg);
+    if (rreg)
+        PDCregion_close(rreg);
+    return ok;
+}
+
+static void reg_names(int i, char *n1, char *n2)
+{
+    snprintf(n1, MAX_NAME, "r%d_1d", i);
+    snprintf(n2, MAX_NAME, "r%d_2d", i);
+}
+
+/* read r<i>_1d whole and across its two stored halves, r<i>_2d whole, and
+ * compare every byte */
+static void check_regions(pdcid_t o1, pdcid_t o2, int i, const char *when)
+{
+    static int32_t b1[REG_N], want1[REG_N];
+    static double b2[REG_ROWS * REG_COLS], want2[REG_ROWS * REG_COLS];
+    uint64_t off[2] = {0, 0}, len[2] = {REG_N, 0};
+    for (uint64_t k = 0; k < REG_N; k++)
+        want1[k] = reg1_val(i, k);
+    memset(b1, 0, sizeof b1);
+    CHECK(region_xfer(b1, PDC_READ, o1, 1, off, len), "%s: read r%d_1d", when, i);
+    CHECK(memcmp(b1, want1, sizeof b1) == 0, "%s: r%d_1d: the bytes read differ from those written",
+          when, i);
+    off[0] = REG_N / 2 - 50;
+    len[0] = 100;
+    memset(b1, 0, sizeof b1);
+    CHECK(region_xfer(b1, PDC_READ, o1, 1, off, len), "%s: partial read r%d_1d", when, i);
+    CHECK(memcmp(b1, want1 + off[0], 100 * sizeof *b1) == 0,
+          "%s: r%d_1d [%d, %d): the bytes read differ", when, i, REG_N / 2 - 50, REG_N / 2 + 50);
+    for (uint64_t r = 0; r < REG_ROWS; r++)
+        for (uint64_t c = 0; c < REG_COLS; c++)
+            want2[r * REG_COLS + c] = reg2_val(i, r, c);
+    off[0] = 0;
+    len[0] = REG_ROWS;
+    len[1] = REG_COLS;
+    memset(b2, 0, sizeof b2);
+    CHECK(region_xfer(b2, PDC_READ, o2, 2, off, len), "%s: read r%d_2d", when, i);
+    CHECK(memcmp(b2, want2, sizeof b2) == 0, "%s: r%d_2d: the bytes read differ", when, i);
+}
+
+static int write_regions(pdcid_t cont, pdcid_t pdc, int i)
+{
+    static int32_t b1[REG_N];
+    static double b2[REG_ROWS * REG_COLS];
+    char n1[MAX_NAME], n2[MAX_NAME];
+    uint64_t dims[2] = {REG_N, 0}, off[2] = {0, 0}, len[2];
+    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc), o1, o2;
+    reg_names(i, n1, n2);
+    PDCprop_set_obj_type(prop, PDC_INT);
+    PDCprop_set_obj_dims(prop, 1, dims);
+    o1 = PDCobj_create(cont, n1, prop);
+    dims[0] = REG_ROWS;
+    dims[1] = REG_COLS;
+    PDCprop_set_obj_type(prop, PDC_DOUBLE);
+    PDCprop_set_obj_dims(prop, 2, dims);
+    o2 = PDCobj_create(cont, n2, prop);
+    PDCprop_close(prop);
+    CHECK(o1 != 0 && o2 != 0, "PDCobj_create(%s, %s)", n1, n2);
+    if (o1 == 0 || o2 == 0)
+        return -1;
+    for (uint64_t k = 0; k < REG_N; k++) /* the values before the overwrite */
+        b1[k] = (int32_t)(i * 100003 + (int32_t)k * 7 - 5);
+    len[0] = REG_N / 2;
+    CHECK(region_xfer(b1, PDC_WRITE, o1, 1, off, len), "write %s [0, %d)", n1, REG_N / 2);
+    off[0] = REG_N / 2;
+    CHECK(region_xfer(b1 + REG_N / 2, PDC_WRITE, o1, 1, off, len), "write %s [%d, %d)", n1,
+          REG_N / 2, REG_N);
+    for (uint64_t k = 0; k < OVR_LEN; k++)
+        b1[k] = reg1_val(i, OVR_START + k);
+    off[0] = OVR_START;
+    len[0] = OVR_LEN;
+    CHECK(region_xfer(b1, PDC_WRITE, o1, 1, off, len), "overwrite %s [%d, %d)", n1, OVR_START,
+          OVR_START + OVR_LEN);
+    for (uint64_t r = 0; r < REG_ROWS; r++)
+        for (uint64_t c = 0; c < REG_COLS; c++)
+            b2[r * REG_COLS + c] = reg2_val(i, r, c);
+    for (int half = 0; half < 2; half++) {
+        off[0] = (uint64_t)half * REG_ROWS / 2;
+        off[1] = 0;
+        len[0] = REG_ROWS / 2;
+        len[1] = REG_COLS;
+        CHECK(region_xfer(b2 + off[0] * REG_COLS, PDC_WRITE, o2, 2, off, len),
+              "write %s rows [%d, %d)", n2, (int)off[0], (int)(off[0] + len[0]));
+    }
+    check_regions(o1, o2, i, "before close");
+    PDCobj_close(o1);
+    PDCobj_close(o2);
+    return 0;
+}
+
+/* DART records: for each k, key = value = "dk<k>q" (PDC_STRING) and key
+ * "dkint" = k (PDC_INT64), both with data DART_DATA(k) */
+#define DART_DATA(k) (UINT64_C(7000000) + (uint64_t)(k))
+
+static int dart_insert(int k)
+{
+    char s[MAX_NAME];
+    int64_t v = k;
+    snprintf(s, sizeof s, "dk%03dq", k);
+    int ok = PDC_Client_insert_obj_ref_into_dart(DART_HASH_ALGO, s, s, strlen(s) + 1, PDC_STRING,
+                                                 DART_REF, DART_DATA(k)) >= 0;
+    ok = ok && PDC_Client_insert_obj_ref_into_dart(DART_HASH_ALGO, "dkint", &v, sizeof v, PDC_INT64,
+                                                   DART_REF, DART_DATA(k)) >= 0;
+    CHECK(ok, "DART insert of record %d", k);
+    return ok;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* the query must answer exactly the records k of want[0..n) */
+static void dart_expect(const char *query, const int *want, int n, const char *when)
+{
+    uint64_t *out = NULL, w[64];
+    int nres = -1;
+    char q[128];
+    snprintf(q, sizeof q, "%s", query);
+    perr_t rc = PDC_Client_search_obj_ref_through_dart(DART_HASH_ALGO, q, DART_REF, &nres, &out);
+    CHECK(rc >= 0, "%s: DART search %s failed", when, query);
+    if (rc < 0)
+        return;
+    for (int j = 0; j < n; j++)
+        w[j] = DART_DATA(want[j]);
+    if (nres > 0 && out != NULL)
+        qsort(out, (size_t)nres, sizeof *out, cmp_u64);
+    qsort(w, (size_t)n, sizeof *w, cmp_u64);
+    CHECK(nres == n && (n == 0 || memcmp(out, w, (size_t)n * sizeof *w) == 0),
+          "%s: DART search %s answered %d record(s), expected %d", when, query, nres, n);
+    free(out);
+}
+
+/* exact, prefix, suffix, integer exact and range queries over the records
+ * 0..n-1 written by data-write, plus the records in extra[0..nextra) */
+static void dart_check(int n, const int *extra, int nextra, const char *when)
+{
+    int want[64], m;
+    char q[64];
+    snprintf(q, sizeof q, "dk%03dq=\"dk%03dq\"", n / 2, n / 2);
+    want[0] = n / 2;
+    dart_expect(q, want, 1, when);
+    m = 0; /* prefix dk00*: records 0..9 */
+    for (int k = 0; k < n && k < 10; k++)
+        want[m++] = k;
+    dart_expect("dk00*=\"dk00*\"", want, m, when);
+    m = 0; /* suffix *5q: records ending in 5 */
+    for (int k = 0; k < n; k++)
+        if (k % 10 == 5)
+            want[m++] = k;
+    dart_expect("*5q=\"*5q\"", want, m, when);
+    want[0] = n - 1;
+    snprintf(q, sizeof q, "dkint=%d", n - 1);
+    dart_expect(q, want, 1, when);
+    m = 0;
+    for (int k = 2; k <= 4 && k < n; k++)
+        want[m++] = k;
+    dart_expect("dkint=2|~|4", want, m, when);
+    for (int j = 0; j < nextra; j++) {
+        snprintf(q, sizeof q, "dk%03dq=\"dk%03dq\"", extra[j], extra[j]);
+        dart_expect(q, &extra[j], 1, when);
+    }
+}
+
+enum { DART_RECORDS = 30, DART_NEW = 500 };
+
+static int cmd_data_write(int nobj)
+{
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("dc", cprop);
+    CHECK(cont != 0, "PDCcont_create(dc)");
+    if (cont == 0)
+        goto done;
+    for (int i = 0; i < nobj; i++)
+        if (write_regions(cont, pdc, i) != 0)
+            goto done;
+    for (int k = 0; k < DART_RECORDS; k++)
+        if (!dart_insert(k))
+            goto done;
+    dart_check(DART_RECORDS, NULL, 0, "before close");
+    printf("data-write: %d objects x 2 with region data, %d DART records x 2\n", nobj,
+           DART_RECORDS);
+done:
+    if (cont != 0)
+        PDCcont_close(cont);
+    if (cprop != 0)
+        PDCprop_close(cprop);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("data-write: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* After restart `round` (1, 2, ...): every region reads back byte for
+ * byte; the DART queries answer the records of data-write and the one
+ * inserted after each earlier restart (DART_NEW + r); then one more record
+ * is inserted and found. */
+static int cmd_data_read(int nobj, int round)
+{
+    char n1[MAX_NAME], n2[MAX_NAME], when[32];
+    int extra[16], nextra = 0;
+    pdcid_t pdc = PDCinit("pdc");
+    snprintf(when, sizeof when, "after restart %d", round);
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    for (int i = 0; i < nobj; i++) {
+        reg_names(i, n1, n2);
+        pdcid_t o1 = PDCobj_open(n1, pdc), o2 = PDCobj_open(n2, pdc);
+        CHECK(o1 != 0 && o2 != 0, "%s: PDCobj_open(%s, %s)", when, n1, n2);
+        if (o1 == 0 || o2 == 0)
+            continue;
+        check_regions(o1, o2, i, when);
+        PDCobj_close(o1);
+        PDCobj_close(o2);
+    }
+    for (int r = 1; r < round && nextra < 15; r++)
+        extra[nextra++] = DART_NEW + r;
+    dart_check(DART_RECORDS, extra, nextra, when);
+    if (dart_insert(DART_NEW + round)) {
+        extra[nextra++] = DART_NEW + round;
+        dart_check(DART_RECORDS, extra, nextra, "after a new insert");
+    }
+done:
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("data-read: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
 /* ---- benchmark clients ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -722,6 +1028,8 @@ static void usage(void)
             "       pdc-ckpt-client dupcheck --name OBJ\n"
             "       pdc-ckpt-client putloop --count MAX --pause-after A --ack FILE\n"
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
+            "       pdc-ckpt-client data-write --objects N\n"
+            "       pdc-ckpt-client data-read --objects N --round R\n"
             "       pdc-ckpt-client bench-write --objects N --tags T [--cont NAME]\n"
             "       pdc-ckpt-client bench-lookup --name OBJ --tag TAG\n");
 }
@@ -739,7 +1047,7 @@ static int parse_long(const char *s, long *out)
 
 int main(int argc, char **argv)
 {
-    long objects = -1, tags = -1, count = -1, pause_after = -1, acked = -1;
+    long objects = -1, tags = -1, count = -1, pause_after = -1, acked = -1, round = -1;
     const char *manifest = NULL, *newname = NULL, *ack = NULL, *name = NULL, *tag = NULL;
     const char *cont = "bc";
     if (argc < 2) {
@@ -757,7 +1065,7 @@ int main(int argc, char **argv)
                     {"--acked", &acked, NULL},     {"--manifest", NULL, &manifest},
                     {"--new", NULL, &newname},     {"--ack", NULL, &ack},
                     {"--name", NULL, &name},       {"--tag", NULL, &tag},
-                    {"--cont", NULL, &cont}};
+                    {"--cont", NULL, &cont},       {"--round", &round, NULL}};
         long *num = NULL;
         const char **str = NULL;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
@@ -786,6 +1094,10 @@ int main(int argc, char **argv)
         return cmd_putloop(count, pause_after, ack);
     if (strcmp(cmd, "putcheck") == 0 && acked >= 0 && pause_after >= 0)
         return cmd_putcheck(acked, pause_after);
+    if (strcmp(cmd, "data-write") == 0 && objects > 0)
+        return cmd_data_write((int)objects);
+    if (strcmp(cmd, "data-read") == 0 && objects > 0 && round > 0)
+        return cmd_data_read((int)objects, (int)round);
     if (strcmp(cmd, "bench-write") == 0 && objects > 0 && tags > 0)
         return cmd_bench_write((int)objects, (int)tags, cont);
     if (strcmp(cmd, "bench-lookup") == 0 && name && tag)

@@ -1,4 +1,5 @@
-# Shared by the `pdc` test scripts and tools/bench/pdc_bench.sh: start real
+# Shared by the `pdc` test scripts, tools/bench/pdc_bench.sh and
+# tools/pdc/srv_roundtrip.sh (one copy of this logic): start real
 # PDC servers (1 or more ranks under mpiexec), wait for "Server ready" with a
 # timeout, run clients with timeouts, close_server, wait for the server's PID
 # with a timeout, and kill by PID (never by name) on any failure. Nothing
@@ -146,9 +147,11 @@ pdc_start() {
 
 # pdc_client CMD...: run a client with a timeout (and a KILL 5 s after it).
 # If the server dies meanwhile, the client (which would wait for its answer
-# until the timeout) is killed at once and the status is 1.
+# until the timeout) is killed at once and the status is 1. The client
+# reads the caller's stdin (`pdc_client CMD < FILE`; without the explicit
+# 0<&0 a background job's stdin is /dev/null).
 pdc_client() {
-    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@") &
+    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@") 0<&0 &
     local cpid=$! st=0
     CLIENT_RUNNING=$cpid
     while kill -0 "$cpid" 2>/dev/null; do

@@ -27,10 +27,17 @@
 # "read_s[form]" lines (wall seconds, server readiness by polling its log
 # every 10 ms), the server's VmHWM before each close, the size of
 # PDC_TMPDIR after the first close, and the client's checks.
-# Only one PDC instance fits on a machine (port 7000 + rank): run it under
-# `flock /work/pdc-port.lock` when others may run PDC. Servers are stopped by
-# PID, every wait has a timeout. Exit status: 0 if every check passed.
+# Servers are started, waited for, closed and killed by tests/pdc/pdc_lib.sh
+# (the `pdc` tests' library: mpiexec -n R, "Server ready" within
+# PDC_READY_TIMEOUT, close_server, exit within PDC_EXIT_TIMEOUT, every
+# process stopped by PID). Only one PDC instance fits on a machine (port
+# 7000 + rank): with PDC_CKPT_PORT_LOCK=FILE exported it first takes `flock`
+# on FILE, as the `pdc` tests do. Exit status: 0 if every check passed.
 set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../tests/pdc/pdc_lib.sh
+. "$HERE/../../tests/pdc/pdc_lib.sh"
+pdc_take_port_lock "$0" "$@"
 
 PREFIX=${1:?usage: srv_roundtrip.sh PREFIX [--servers R] [--objects N] [--tags T] [--restart map|rebuild|pdc] [--kill] [--keep DIR]}
 shift
@@ -56,111 +63,47 @@ case ",$FORM," in
            case "$f" in map | rebuild) ;; *) echo "srv_roundtrip.sh: --restart map|rebuild|pdc, not '$f'" >&2; exit 2 ;; esac
        done ;;
 esac
-PREFIX=$(cd "$PREFIX" && pwd)
-HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$HERE/../../server_hooks/pdc/srv_check.c
 [ -x "$PREFIX/bin/pdc_server.exe" ] || { echo "no $PREFIX/bin/pdc_server.exe: run build-pdc.sh" >&2; exit 2; }
-
+SRC=$HERE/../../server_hooks/pdc/srv_check.c
+KEEP_ABS=
 if [ -n "$KEEP" ]; then
-    mkdir -p "$KEEP" && W=$(cd "$KEEP" && pwd)
-else
-    W=$(mktemp -d /tmp/srv_roundtrip.XXXXXX)
+    mkdir -p "$KEEP" && KEEP_ABS=$(cd "$KEEP" && pwd) || exit 2
 fi
+# pdc_setup: the work directory (KEEP, or a temporary one removed at exit),
+# PDC_TMPDIR, PDC_DATA_LOC, HG_TRANSPORT, UCX_TLS, LD_LIBRARY_PATH, and the
+# EXIT trap that kills what is still running
+pdc_setup "$PREFIX" "$KEEP_ABS"
+PREFIX=$PDC_PREFIX
+W=$PDC_WORK
 CLIENT=$W/srv_check
 mpicc -O2 -I"$PREFIX/include" "$SRC" -o "$CLIENT" -L"$PREFIX/lib" -lpdc -lpdc_commons \
     -Wl,-rpath,"$PREFIX/lib" || exit 2
-
-export UCX_TLS=self,sm HG_TRANSPORT=ofi+tcp PDC_TMPDIR=$W/pdc_tmp
-export LD_LIBRARY_PATH=$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+unset PDC_CKPT PDC_CKPT_RESTART PDC_CKPT_DIR
 [ "$FORM" = pdc ] && export PDC_CKPT=off
 # --kill: every put commits before it is answered, so every acknowledged put
 # must survive the SIGKILL (by default commits come every 1000 puts or 100 ms)
 [ "$KILL" = 1 ] && export PDC_CKPT_COMMIT_EVERY=1
 cd "$W" || exit 2
-SERVER_PID=
 status=0
 
 now() { date +%s.%N; }
-stop_server() {
-    local i
-    [ -n "$SERVER_PID" ] || return 0
-    # mpiexec forwards TERM to its ranks; KILL would orphan them
-    kill -TERM "$SERVER_PID" 2> /dev/null
-    for i in $(seq 50); do
-        kill -0 "$SERVER_PID" 2> /dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$SERVER_PID" 2> /dev/null
-    wait "$SERVER_PID" 2> /dev/null
-    SERVER_PID=
-}
-trap stop_server EXIT
 
-# start_server LOG [restart]: start, wait for "Server ready" (every rank
-# prints it after a barrier), set SECS to the seconds it took.
-# client TIMEOUT ARGS... : run the check client; end it (by its PID) after
-# TIMEOUT seconds or when the server dies (a client whose server died waits
-# forever on its RPC).
+# client TIMEOUT ARGS...: the check client (stdin passed on), ended by
+# pdc_client after TIMEOUT seconds or as soon as the server dies
 client() {
-    local t=$1 c end
+    local t=$1
     shift
-    "$CLIENT" "$@" 0<&0 &
-    c=$!
-    end=$(($(date +%s) + t))
-    while kill -0 "$c" 2> /dev/null; do
-        if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2> /dev/null; then
-            sleep 1
-            kill -KILL "$c" 2> /dev/null
-            echo "srv_check: the server died" >&2
-            break
-        fi
-        if [ "$(date +%s)" -ge "$end" ]; then
-            kill -KILL "$c" 2> /dev/null
-            echo "srv_check: timed out after $t s" >&2
-            break
-        fi
-        sleep 0.05
-    done
-    wait "$c"
+    PDC_CLIENT_TIMEOUT=$t pdc_client "$CLIENT" "$@"
 }
 
-SECS=
-start_server() {
-    local log=$1 t0 i
-    shift
-    t0=$(now)
-    if [ "$R" -gt 1 ]; then
-        mpiexec -n "$R" "$PREFIX/bin/pdc_server.exe" "$@" > "$log" 2>&1 &
-    else
-        "$PREFIX/bin/pdc_server.exe" "$@" > "$log" 2>&1 &
-    fi
-    SERVER_PID=$!
-    for i in $(seq 6000); do
-        if grep -q "Server ready" "$log"; then
-            SECS=$(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }")
-            return 0
-        fi
-        kill -0 "$SERVER_PID" 2> /dev/null || break
-        sleep 0.01
+# peak RSS (VmHWM, kB) of the largest server rank
+hwm_kb() {
+    local p v m=0
+    for p in $(pdc_server_pids); do
+        v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+        [ "${v:-0}" -gt "$m" ] && m=$v
     done
-    echo "server did not become ready (log $log):" >&2
-    tail -20 "$log" >&2
-    return 1
-}
-
-# close_server LOG: close_server, wait for the server to exit; SECS = wall
-# seconds from close_server's start to the server's exit.
-close_server() {
-    local t0 t1 rc
-    t0=$(now)
-    timeout 60 "$PREFIX/bin/close_server" > "$1" 2>&1 || { echo "close_server failed" >&2; return 1; }
-    timeout 60 bash -c "while kill -0 $SERVER_PID 2>/dev/null; do sleep 0.01; done"
-    t1=$(now)
-    wait "$SERVER_PID"
-    rc=$?
-    SERVER_PID=
-    SECS=$(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }")
-    return $rc
+    echo "$m"
 }
 
 if [ -n "$FROM" ]; then
@@ -168,23 +111,21 @@ if [ -n "$FROM" ]; then
     mkdir -p "$PDC_TMPDIR" && cp -a "$FROM" "$PDC_TMPDIR/pdc-ckpt" || exit 2
     du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
 else
-    start_server server0.log || exit 1
-    echo "ready_s $SECS"
+    pdc_start "$R" server0.log || exit 1
+    echo "ready_s $PDC_READY_S"
 fi
 if [ -n "$FROM" ]; then
     :
 elif [ "$KILL" = 1 ]; then
-    "$CLIENT" loop "$N" > loop.out 2>&1 &
+    timeout -k 5 600 "$CLIENT" loop "$N" > loop.out 2>&1 &
     CPID=$!
     for i in $(seq 3000); do
         [ "$(grep -c '^acked' loop.out)" -ge $((N / 2)) ] && break
         kill -0 "$CPID" 2> /dev/null || break
         sleep 0.01
     done
-    kill -KILL "$SERVER_PID"
-    wait "$SERVER_PID" 2> /dev/null
-    SERVER_PID=
-    kill -KILL "$CPID" 2> /dev/null
+    pdc_kill9
+    pdc_kill_tree "$CPID" KILL
     wait "$CPID" 2> /dev/null
     last=$(grep '^acked' loop.out | tail -1 | cut -d' ' -f2)
     echo "killed after acked ${last:-none}"
@@ -194,9 +135,9 @@ else
     client 3600 write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
     echo "write_s $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }") ($N objects x $T tags)"
     tail -1 write.out
-    rss=$(awk '/VmHWM/ { print $2 }' /proc/"$SERVER_PID"/status 2> /dev/null)
-    close_server close0.log || status=1
-    echo "close_s $SECS (server VmHWM ${rss:-?} kB)"
+    rss=$(hwm_kb)
+    pdc_close || exit 1
+    echo "close_s $PDC_CLOSE_S (server VmHWM ${rss:-?} kB)"
     du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
 fi
 # one restart per form named in --restart (map,rebuild,...: the same store
@@ -206,8 +147,8 @@ for f in ${FORM//,/ }; do
     n=$((n + 1))
     [ "$f" = rebuild ] && export PDC_CKPT_RESTART=rebuild
     [ "$f" = map ] && export PDC_CKPT_RESTART=map
-    start_server server$n.log restart || exit 1
-    echo "restart_ready_s[$f] $SECS"
+    pdc_start "$R" server$n.log restart || exit 1
+    echo "restart_ready_s[$f] $PDC_READY_S"
     grep -h "restarted from\|Server restarted\|IDIOMS_Index_Recover" server$n.log | head -3
     if [ -n "$LNAME" ]; then
         client 600 lookup "$LNAME" "$LTAG" > read$n.out 2>&1 || status=1
@@ -222,12 +163,13 @@ for f in ${FORM//,/ }; do
         grep -h "FAIL\|check(s) failed\|died" query$n.out
     fi
     grep -h "FAIL\|check(s) failed\|^id fresh\|died" read$n.out
-    rss=$(awk '/VmHWM/ { print $2 }' /proc/"$SERVER_PID"/status 2> /dev/null)
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2> /dev/null; then
-        close_server close$n.log || status=1
-        echo "close_s[$f] $SECS (server VmHWM ${rss:-?} kB)"
+        rss=$(hwm_kb)
+        pdc_close || exit 1
+        echo "close_s[$f] $PDC_CLOSE_S (server VmHWM ${rss:-?} kB)"
     else
         echo "the restarted server died (server$n.log)"
+        SERVER_PID=
         status=1
     fi
 done
@@ -237,6 +179,5 @@ if [ "$FORM" != pdc ]; then
         { echo "ckpt-inspect verify failed:"; cat verify.out; status=1; }
     echo "verify: $(tail -1 verify.out)"
 fi
-[ -n "$KEEP" ] || rm -rf "$W"
 echo "srv_roundtrip: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status
