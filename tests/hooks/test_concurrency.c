@@ -240,7 +240,7 @@ static void test_eight_threads_on_one_handle(void **state)
     HTU_OK(ckpt_hooks_checkpoint(s.h));
     struct ckpt_kvtag late = {"late", BULKI_T_STRING, 2, "l"};
     HTU_OK(ckpt_hook_kvtag_put(s.h, s.cont, &late));
-    for (int n = 0; n < 200 && ckpt_store_pending(ckpt_hooks_store(s.h)) != 0; n++)
+    for (int n = 0; n < 2000 && ckpt_store_pending(ckpt_hooks_store(s.h)) != 0; n++) /* up to 20 s */
         sleep_ms(10);
     assert_int_equal(ckpt_store_pending(ckpt_hooks_store(s.h)), 0);
     HTU_OK(ckpt_hooks_close(s.h));

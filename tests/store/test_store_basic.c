@@ -426,6 +426,19 @@ static void test_commit_every_k_mutations(void **state)
     stu_close(st);
 }
 
+/* Wait until the staged batch is empty and record i is visible, for up to
+ * 20 s: the background commit is due after commit_ms, but a loaded machine
+ * (CI runs tests in parallel with fsyncs) can delay its thread well past
+ * that. Fails if it never comes. */
+static void wait_background_commit(ckpt_store *st, int i)
+{
+    for (int waited = 0; ckpt_store_pending(st) != 0 || !visible(st, i); waited += 20) {
+        if (waited >= 20000)
+            fail_msg("record %d not committed 20 s after a put with commit_ms 50", i);
+        stu_sleep_ms(20);
+    }
+}
+
 static void test_commit_ms_commits_in_background(void **state)
 {
     struct ckpt_store_opts o = stu_opts(stu_dir(state));
@@ -434,14 +447,14 @@ static void test_commit_ms_commits_in_background(void **state)
     ckpt_store *st = stu_open(&o);
     put_i(st, 1);
     put_i(st, 2);
-    stu_sleep_ms(300);
+    wait_background_commit(st, 2);
     assert_int_equal(ckpt_store_pending(st), 0);
     assert_true(visible(st, 1));
     assert_true(visible(st, 2));
     assert_int_equal(stu_info(st).mutations, 2);
     /* and again, for a batch started after the first background commit */
     put_i(st, 3);
-    stu_sleep_ms(300);
+    wait_background_commit(st, 3);
     assert_true(visible(st, 3));
     stu_close(st);
 }
