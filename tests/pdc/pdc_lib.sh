@@ -237,3 +237,13 @@ pdc_server_pids() {
         [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "pdc_server.exe" ] && echo "$p"
     done
 }
+
+# pdc_server_hwm_kb: the peak RSS (VmHWM, kB) of the largest server rank
+pdc_server_hwm_kb() {
+    local p v m=0
+    for p in $(pdc_server_pids); do
+        v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+        [ "${v:-0}" -gt "$m" ] && m=$v
+    done
+    echo "$m"
+}

@@ -91,16 +91,6 @@ unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
 printf "size\tnp\tmethod\trun\tput_us_median\tput_us_mean\twrite_s\trss_mib\tclose_s\tckpt_bytes\ttmpdir_bytes\trestart_s\tlookup_s\tstart_s\n" >"$raw"
 
-# peak RSS in MiB of the largest server rank
-peak_rss() {
-    local p m=0 v
-    for p in $(pdc_server_pids); do
-        v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
-        [ "${v:-0}" -gt "$m" ] && m=$v
-    done
-    awk -v k="$m" 'BEGIN { printf "%.1f", k / 1024 }'
-}
-
 one_run() { # size np method run
     local size=$1 np=$2 method=$3 run=$4 n t
     n=${size%x*} t=${size#*x}
@@ -112,7 +102,7 @@ one_run() { # size np method run
         { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
     local w rss
     w=$(grep '^bench-write:' "$PDC_WORK/write.out")
-    rss=$(peak_rss)
+    rss=$(awk -v k="$(pdc_server_hwm_kb)" 'BEGIN { printf "%.1f", k / 1024 }')
     pdc_close
     local ckpt tmpb
     if [ "$method" = fwrite ]; then

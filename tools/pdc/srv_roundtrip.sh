@@ -97,15 +97,6 @@ client() {
 }
 
 # peak RSS (VmHWM, kB) of the largest server rank
-hwm_kb() {
-    local p v m=0
-    for p in $(pdc_server_pids); do
-        v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
-        [ "${v:-0}" -gt "$m" ] && m=$v
-    done
-    echo "$m"
-}
-
 if [ -n "$FROM" ]; then
     [ -n "$LNAME" ] || { echo "srv_roundtrip.sh: --from-store needs --lookup" >&2; exit 2; }
     mkdir -p "$PDC_TMPDIR" && cp -a "$FROM" "$PDC_TMPDIR/pdc-ckpt" || exit 2
@@ -135,7 +126,7 @@ else
     client 3600 write "$N" "$T" > write.out 2>&1 || { cat write.out; status=1; }
     echo "write_s $(awk "BEGIN { printf \"%.3f\", $(now) - $t0 }") ($N objects x $T tags)"
     tail -1 write.out
-    rss=$(hwm_kb)
+    rss=$(pdc_server_hwm_kb)
     pdc_close || exit 1
     echo "close_s $PDC_CLOSE_S (server VmHWM ${rss:-?} kB)"
     du -sk "$PDC_TMPDIR" | awk '{ print "tmpdir_kB " $1 }'
@@ -164,7 +155,7 @@ for f in ${FORM//,/ }; do
     fi
     grep -h "FAIL\|check(s) failed\|^id fresh\|died" read$n.out
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2> /dev/null; then
-        rss=$(hwm_kb)
+        rss=$(pdc_server_hwm_kb)
         pdc_close || exit 1
         echo "close_s[$f] $PDC_CLOSE_S (server VmHWM ${rss:-?} kB)"
     else
