@@ -290,10 +290,128 @@ static void emit_value(bulki_writer *w, const bulki_value *v, int depth)
  * value is checked and measured once (larger documents measure twice). */
 #define SIZES_ON_STACK 32
 
+/*
+ * The flat path: a BULKI of at most SIZES_ON_STACK pairs whose keys and
+ * values are all string items or fixed-width base-type items and arrays
+ * (not booleans), each of notional size below 128 (so its size and its
+ * count are one varint byte each: the header is exactly three bytes).
+ * That is every record pdc-ckpt writes except a region's. One pass checks
+ * and measures the description, which gives the whole encoding's length,
+ * so the buffer's room is checked once and the bytes are written without
+ * any further check. Anything else, a buffer without room for the whole
+ * BULKI and a writer that has already failed go to the general path, which
+ * also finds and reports every error: the flat path accepts exactly the
+ * descriptions value_notional() accepts, and writes the same bytes.
+ */
+
+/* A value's notional size if it takes the flat path, else 0. */
+__attribute__((always_inline)) static inline unsigned flat_size(const bulki_value *v)
+{
+    if (v->type >= 32 || v->cls > BULKI_ARRAY)
+        return 0;
+    unsigned fl = bulki_fast_tc[v->type | v->cls << 5];
+    if (fl & BULKI_FAST_STR) { /* a string item (string arrays are not fast) */
+        if (v->count != 1 || v->len > 127u - BULKI_ENT_HDR - 1 ||
+            (v->len > 0 && (v->u.data == NULL || bulki_has_nul(v->u.data, v->len))))
+            return 0;
+        return BULKI_ENT_HDR + 1 + (unsigned)v->len;
+    }
+    /* numbers: an item of count 1, or an array; not booleans (their bytes
+     * need a check) */
+    unsigned width = fl & BULKI_FAST_WIDTH;
+    if (!(fl & BULKI_FAST_OK) || (fl & BULKI_FAST_BOOL) || v->count > 127u ||
+        (v->cls == BULKI_ITEM && v->count != 1) || (v->count > 0 && v->u.data == NULL) ||
+        BULKI_ENT_HDR + (unsigned)v->count * width > 127u)
+        return 0;
+    return BULKI_ENT_HDR + (unsigned)v->count * width;
+}
+
+/* n bytes (below 128) from s to d, without a call: 8 or 4 bytes at a
+ * time, the last chunk overlapping; reads only s[0..n), writes d[0..n). */
+static inline void copy_short(uint8_t *d, const uint8_t *s, size_t n)
+{
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8)
+            memcpy(d + i, s + i, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
+/* One flat entity of notional size `size` at p; returns its end. */
+__attribute__((always_inline)) static inline uint8_t *put_flat(uint8_t *p, const bulki_value *v,
+                                                              unsigned size)
+{
+    size_t plen = size - BULKI_ENT_HDR;
+    p[0] = (uint8_t)size;
+    p[1] = (uint8_t)(v->type | v->cls << 5);
+    p[2] = (uint8_t)v->count;
+    if (v->type == BULKI_T_STRING) {
+        copy_short(p + 3, v->u.data, plen - 1);
+        p[2 + plen] = 0;
+    } else {
+        copy_short(p + 3, v->u.data, plen);
+    }
+    return p + 3 + plen;
+}
+
+/* 1 if the flat path wrote (or measured) d, 0 if d goes the general way
+ * (nothing written). */
+static int emit_flat(bulki_writer *w, const bulki_doc *d)
+{
+    uint8_t ks[SIZES_ON_STACK], vs[SIZES_ON_STACK];
+    size_t n = d->npairs, h = 0, dt = 0;
+    if (n > SIZES_ON_STACK || (n > 0 && d->pairs == NULL) || w->err != 0 ||
+        !bulki_host_is_le())
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned k = flat_size(&d->pairs[i].key), v = flat_size(&d->pairs[i].value);
+        if (k == 0 || v == 0)
+            return 0;
+        ks[i] = (uint8_t)k;
+        vs[i] = (uint8_t)v;
+        h += k;
+        dt += v;
+    }
+    /* every entity takes 3 header bytes where PDC counts 18 */
+    size_t total = BULKI_DOC_HDR + h + dt, start = w->pos;
+    size_t off1 = start + bulki_varint_len(total) + bulki_varint_len(n) + bulki_varint_len(h) +
+                  bulki_varint_len(dt) + h - n * (BULKI_ENT_HDR - 3);
+    size_t off2 = off1 + bulki_varint_len(off1) + dt - n * (BULKI_ENT_HDR - 3);
+    size_t end = off2 + bulki_varint_len(off2);
+    if (end - start > w->cap - start)
+        return 0; /* the general path latches BULKI_E_NOSPACE where it runs out */
+    if (w->buf == NULL) { /* counting mode */
+        w->pos = end;
+        return 1;
+    }
+    uint8_t *p = w->buf + start;
+    p += bulki_varint_put(p, total);
+    p += bulki_varint_put(p, n);
+    p += bulki_varint_put(p, h);
+    p += bulki_varint_put(p, dt);
+    for (size_t i = 0; i < n; i++)
+        p = put_flat(p, &d->pairs[i].key, ks[i]);
+    p += bulki_varint_put(p, off1);
+    for (size_t i = 0; i < n; i++)
+        p = put_flat(p, &d->pairs[i].value, vs[i]);
+    bulki_varint_put(p, off2);
+    w->pos = end;
+    return 1;
+}
+
 static void emit_doc(bulki_writer *w, const bulki_doc *d, int depth)
 {
     uint64_t h = 0, dt = 0, ks[SIZES_ON_STACK], vs[SIZES_ON_STACK];
     int rc;
+    if (depth <= BULKI_MAX_DEPTH && emit_flat(w, d))
+        return;
     if (d->npairs <= SIZES_ON_STACK) {
         if (depth > BULKI_MAX_DEPTH)
             rc = BULKI_E_DEPTH;
