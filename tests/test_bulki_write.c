@@ -761,6 +761,211 @@ static void invalid_depth_beyond_max(void **state)
                     BULKI_E_DEPTH);
 }
 
+/* ------------------------------------------------------------------ */
+/* The flat path against a model                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A model of the encoding of a BULKI whose keys and values are base-type
+ * or string entities (no nesting), written from BULKI.md's rules alone,
+ * with no shortcut: the writer's flat path (short strings and fixed-width
+ * numbers, headers of three bytes) and its general path must both give
+ * exactly these bytes. Returns the length, or 0 if some entity is not
+ * valid (the caller then expects the general path's error).
+ */
+static size_t model_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        out[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            out[n] |= 0x80;
+        n++;
+    } while (v);
+    return n;
+}
+
+static size_t model_entity(uint8_t *out, uint64_t *notional, const bulki_value *v)
+{
+    const struct bulki_type_info *ti = bulki_type_info(v->type);
+    uint8_t payload[2048];
+    size_t plen;
+    if (ti == NULL || ti->kind == BULKI_KIND_NESTED || v->cls > BULKI_ARRAY ||
+        (v->cls == BULKI_ITEM && v->count != 1))
+        return 0;
+    if (ti->kind == BULKI_KIND_STRING) {
+        if (v->cls != BULKI_ITEM || (v->len > 0 && v->u.data == NULL) ||
+            (v->len > 0 && memchr(v->u.data, 0, v->len) != NULL) || v->len + 1 > sizeof payload)
+            return 0;
+        if (v->len > 0)
+            memcpy(payload, v->u.data, v->len);
+        payload[v->len] = 0;
+        plen = v->len + 1;
+    } else {
+        const uint8_t *src = v->u.data;
+        plen = (size_t)v->count * ti->width;
+        if ((v->count > 0 && src == NULL) || plen > sizeof payload)
+            return 0;
+        for (size_t i = 0; i < v->count; i++)
+            for (size_t b = 0; b < ti->width; b++) { /* little-endian */
+                uint16_t one = 1;
+                int le = *(const uint8_t *)&one == 1;
+                payload[i * ti->width + b] = src[i * ti->width + (le ? b : ti->width - 1 - b)];
+            }
+        if (ti->kind == BULKI_KIND_BOOL)
+            for (size_t i = 0; i < plen; i++)
+                if (payload[i] > 1)
+                    return 0;
+    }
+    *notional = 18 + plen;
+    size_t n = model_varint(out, *notional);
+    out[n++] = (uint8_t)(v->type | v->cls << 5);
+    n += model_varint(out + n, v->count);
+    memcpy(out + n, payload, plen);
+    return n + plen;
+}
+
+/* The model's bytes of d written at offset `at` of the buffer. */
+static size_t model_doc(uint8_t *out, const bulki_doc *d, size_t at)
+{
+    static uint8_t keys[1 << 16], vals[1 << 16];
+    size_t kl = 0, vl = 0, n = 0;
+    uint64_t h = 0, dt = 0, s;
+    for (size_t i = 0; i < d->npairs; i++) {
+        size_t k = model_entity(keys + kl, &s, &d->pairs[i].key);
+        if (k == 0)
+            return 0;
+        kl += k;
+        h += s;
+        size_t v = model_entity(vals + vl, &s, &d->pairs[i].value);
+        if (v == 0)
+            return 0;
+        vl += v;
+        dt += s;
+    }
+    n += model_varint(out + n, 48 + h + dt);
+    n += model_varint(out + n, d->npairs);
+    n += model_varint(out + n, h);
+    n += model_varint(out + n, dt);
+    memcpy(out + n, keys, kl);
+    n += kl;
+    n += model_varint(out + n, at + n);
+    memcpy(out + n, vals, vl);
+    n += vl;
+    n += model_varint(out + n, at + n);
+    return n;
+}
+
+/* Encode d after `at` bytes of prefix through every entry point; compare
+ * with the model (bytes, length, NOSPACE below the exact room), or, if
+ * the model says it is invalid, with the general path's error for the
+ * first invalid entity (keys and values in pair order). */
+static void check_against_model(const bulki_doc *d, size_t at)
+{
+    static uint8_t want[1 << 17], got[1 << 17];
+    size_t wl = model_doc(want, d, at), len = SIZE_MAX;
+    bulki_writer w;
+    if (wl == 0) {
+        int err = 0;
+        for (size_t i = 0; i < d->npairs && err == 0; i++)
+            if ((err = bulki_value_encoded_len(&len, &d->pairs[i].key)) == 0)
+                err = bulki_value_encoded_len(&len, &d->pairs[i].value);
+        assert_true(err < 0);
+        assert_bulki_rc(bulki_doc_encoded_len(&len, d), err);
+        bulki_writer_init(&w, got, sizeof got);
+        w.pos = at;
+        bulki_write_doc(&w, d);
+        assert_bulki_rc(bulki_writer_finish(&w, &len), err);
+        assert_int_equal(len, at);
+        return;
+    }
+    if (at == 0) {
+        assert_bulki_rc(bulki_doc_encoded_len(&len, d), BULKI_OK);
+        assert_int_equal(len, wl);
+    }
+    memset(got, 0xEE, sizeof got);
+    bulki_writer_init(&w, got, at + wl);
+    w.pos = at;
+    bulki_write_doc(&w, d);
+    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_OK);
+    assert_int_equal(len, at + wl);
+    assert_bytes_equal(got + at, wl, want, wl);
+    assert_int_equal(got[at + wl], 0xEE); /* nothing past the end */
+    if (at == 0) { /* and the reader takes it */
+        bulki_map m;
+        assert_bulki_rc(bulki_decode_doc(&m, got, wl, NULL), BULKI_OK);
+    }
+    /* every room below the exact one: NOSPACE, nothing past the room */
+    for (size_t cap = at; cap < at + wl; cap++) {
+        memset(got, 0xEE, at + wl + 1);
+        bulki_writer_init(&w, got, cap);
+        w.pos = at;
+        bulki_write_doc(&w, d);
+        assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_NOSPACE);
+        assert_true(len <= cap);
+        assert_int_equal(got[cap], 0xEE);
+    }
+}
+
+static void flat_path_matches_the_model(void **state)
+{
+    (void)state;
+    static uint8_t data[1024], bools[1024], str[200];
+    for (size_t i = 0; i < sizeof data; i++) {
+        data[i] = (uint8_t)(i * 7 + 1);
+        bools[i] = (uint8_t)(i & 1);
+    }
+    for (size_t i = 0; i < sizeof str; i++)
+        str[i] = (uint8_t)('a' + i % 26);
+    static const uint64_t counts[] = {0, 1, 2, 3, 13, 14, 15, 16, 27, 54, 109, 110, 127, 128};
+    static const size_t lens[] = {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 107, 108, 109, 110};
+    bulki_value vals[4096];
+    size_t nv = 0;
+    /* every base type code (and three invalid ones), class 0..2, counts
+     * around the flat path's limits (18 + count * width against 127);
+     * nested types have tests of their own (their data are descriptions) */
+    for (unsigned t = 0; t <= 23; t++)
+        for (unsigned cls = 0; cls <= 2 && t != BULKI_T_BULKI && t != BULKI_T_BULKI_ENT; cls++)
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+                bulki_value v = {.type = (uint8_t)t, .cls = (uint8_t)cls, .count = counts[c],
+                                 .u.data = t == BULKI_T_BOOLEAN ? bools : data};
+                if (t == BULKI_T_STRING)
+                    v.len = 5;
+                vals[nv++] = v;
+            }
+    /* strings around 108 bytes (size 127), with a NUL, without data */
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        vals[nv++] = BULKI_V_STRN(str, lens[l]);
+    vals[nv++] = BULKI_V_STRN("a\0b", 3);
+    vals[nv++] = BULKI_V_STRN(NULL, 0);
+    vals[nv++] = BULKI_V_STRN(NULL, 4);
+    vals[nv++] = BULKI_V_ITEM(BULKI_T_INT32, NULL);
+    vals[nv++] = BULKI_V_ARRAY(BULKI_T_INT32, NULL, 0);
+    static const uint8_t bad_bools[3] = {0, 1, 2};
+    vals[nv++] = BULKI_V_ARRAY(BULKI_T_BOOLEAN, bad_bools, 3);
+    int32_t x = -5;
+    for (size_t i = 0; i < nv; i++) {
+        /* as a value, as a key, and beside a flat pair */
+        bulki_pair p[2] = {{KEY("key"), vals[i]}, {KEY("x"), BULKI_V_ITEM(BULKI_T_INT32, &x)}};
+        check_against_model(&(bulki_doc){1, p}, 0);
+        check_against_model(&(bulki_doc){2, p}, 200);
+        p[0].key = vals[i];
+        p[0].value = BULKI_V_ITEM(BULKI_T_INT32, &x);
+        check_against_model(&(bulki_doc){2, p}, 0);
+    }
+    /* 32 pairs (the most the flat path takes) and 33, and offsets that
+     * cross 127 and 16383 */
+    bulki_pair many[33];
+    for (size_t i = 0; i < 33; i++)
+        many[i] = (bulki_pair){BULKI_V_STRN(str + i, 5), BULKI_V_ARRAY(BULKI_T_UINT64, data, 3)};
+    for (size_t n = 0; n <= 33; n++) {
+        check_against_model(&(bulki_doc){n, many}, 0);
+        check_against_model(&(bulki_doc){n, many}, 120);
+        check_against_model(&(bulki_doc){n, many}, 16380);
+    }
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -786,6 +991,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(invalid_string_with_nul),
         cmocka_unit_test(invalid_null_data),
         cmocka_unit_test(invalid_depth_beyond_max),
+        cmocka_unit_test(flat_path_matches_the_model),
     };
     return cmocka_run_group_tests_name("bulki_write", tests, NULL, NULL);
 }
