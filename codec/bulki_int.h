@@ -133,13 +133,16 @@ static inline int bulki_has_nul(const uint8_t *s, size_t n)
  * start is one or two 16-byte compares against zero: the mask of NUL bytes
  * among the first n must be exactly the last one. Otherwise byte checks.
  */
-static inline int bulki_cstr_ok(const uint8_t *s, size_t n, size_t avail)
+__attribute__((always_inline)) static inline int bulki_cstr_ok(const uint8_t *s, size_t n,
+                                                              size_t avail)
 {
 #if defined(__SSE2__)
+    /* the first NUL (a bit beyond the compared bytes stands for "none")
+     * must be byte n-1 */
     if (n <= 16 && avail >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
         uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
-        return (m & ((2u << (n - 1)) - 1u)) == 1u << (n - 1);
+        return (size_t)__builtin_ctz(m | 1u << 16) == n - 1;
     }
     if (n <= 32 && avail >= 32) {
         __m128i z = _mm_setzero_si128();
@@ -147,7 +150,7 @@ static inline int bulki_cstr_ok(const uint8_t *s, size_t n, size_t avail)
         __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
         uint64_t m = (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
                      (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16;
-        return (m & ((2ull << (n - 1)) - 1u)) == 1ull << (n - 1);
+        return (size_t)__builtin_ctzll(m | 1ull << 32) == n - 1;
     }
 #endif
     (void)avail;

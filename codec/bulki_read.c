@@ -274,31 +274,45 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
  */
 #define STR_ITEM_HDR (1u << 16 | (unsigned)BULKI_T_STRING << 8)
 
+/* n keys from p; `store`: index them into fields[0..n). Returns the end,
+ * or NULL as soon as a key needs the general parser. */
+__attribute__((always_inline)) static inline const uint8_t *
+keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields, int store,
+          uint64_t *sum)
+{
+    uint64_t s = *sum;
+    for (uint64_t i = 0; i < n; i++) {
+        size_t left = (size_t)(end - p);
+        if (left < 4)
+            return NULL;
+        uint32_t w = bulki_load_le32(p);
+        size_t size = w & 0xFFu, plen = size - BULKI_ENT_HDR;
+        if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3 ||
+            !bulki_cstr_ok(p + 3, plen, left - 3))
+            return NULL;
+        if (store) {
+            fields[i].key = (const char *)p + 3;
+            fields[i].key_len = plen - 1;
+        }
+        s += size;
+        p += 3 + plen;
+    }
+    *sum = s;
+    return p;
+}
+
 __attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
                                                   uint64_t n, bulki_field *fields, size_t cap,
                                                   uint64_t *sum)
 {
-    uint64_t s = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        size_t left = len - pos;
-        if (left < 4)
-            return 0;
-        uint32_t w = bulki_load_le32(b + pos);
-        size_t size = w & 0xFFu, plen = size - BULKI_ENT_HDR;
-        if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3)
-            return 0;
-        const uint8_t *str = b + pos + 3;
-        if (!bulki_cstr_ok(str, plen, left - 3))
-            return 0;
-        if (i < cap) {
-            fields[i].key = (const char *)str;
-            fields[i].key_len = plen - 1;
-        }
-        s += size;
-        pos += 3 + plen;
-    }
+    uint64_t s = 0, m = n < cap ? n : cap;
+    const uint8_t *p = keys_loop(b + pos, b + len, m, fields, 1, &s);
+    if (p != NULL && n > m)
+        p = keys_loop(p, b + len, n - m, NULL, 0, &s);
+    if (p == NULL)
+        return 0;
     *sum = s;
-    return pos;
+    return (size_t)(p - b);
 }
 
 /* fast_ent() out of line, for the values the loop below does not take. */
@@ -308,11 +322,14 @@ __attribute__((noinline)) static int fast_ent_call(const uint8_t *b, size_t len,
     return fast_ent(b, len, pos, f);
 }
 
-__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
-                                                    uint64_t n, int depth, bulki_field *fields,
-                                                    size_t cap, uint64_t *sum)
+/* n values from pos; `store`: their views into fields[0..n). Returns the
+ * end, or 0 as soon as a value needs the general parser. */
+__attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b, size_t len,
+                                                               size_t pos, uint64_t n, int depth,
+                                                               bulki_field *fields, int store,
+                                                               uint64_t *sum)
 {
-    uint64_t s = 0;
+    uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
         size_t left = len - pos, size, plen, count = 1, end;
         unsigned tc;
@@ -329,6 +346,17 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
             tc = BULKI_T_STRING;
             end = pos + 3 + plen;
             plen--; /* the view's payload is the string without its NUL */
+        } else if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
+                   (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) ==
+                       BULKI_FAST_OK &&
+                   size - BULKI_ENT_HDR <= 127u - BULKI_ENT_HDR &&
+                   (w >> 16) * (bulki_fast_tc[(w >> 8) & 0x3Fu] & BULKI_FAST_WIDTH) == plen &&
+                   plen <= left - 3) {
+            /* a fixed-width array that is not boolean: size (18..127) is
+             * count times the width, and in the bytes */
+            count = w >> 16;
+            tc = (w >> 8) & 0xFFu;
+            end = pos + 3 + plen;
         } else {
             struct fast_ent f;
             if (!fast_ent_call(b, len, pos, &f))
@@ -339,7 +367,7 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
             tc = (unsigned)f.type | (unsigned)f.cls << 5;
             end = f.end;
         }
-        if (i < cap) {
+        if (store) {
             bulki_ent *e = &fields[i].value;
             e->base = b;
             e->base_len = len;
@@ -360,6 +388,84 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
     return pos;
 }
 
+__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    uint64_t n, int depth, bulki_field *fields,
+                                                    size_t cap, uint64_t *sum)
+{
+    uint64_t s = 0, m = n < cap ? n : cap;
+    pos = values_loop(b, len, pos, m, depth, fields, 1, &s);
+    if (pos != 0 && n > m)
+        pos = values_loop(b, len, pos, n - m, depth, NULL, 0, &s);
+    if (pos != 0)
+        *sum = s;
+    return pos;
+}
+
+/* A varint of one or two bytes at b[*pos..len): 1 and its value, else 0
+ * (longer, truncated or at the end: the general reader says which). */
+__attribute__((always_inline)) static inline int varint12(const uint8_t *b, size_t len,
+                                                         size_t *pos, uint64_t *v)
+{
+    size_t p = *pos;
+    if (p >= len)
+        return 0;
+    if (b[p] < 0x80) {
+        *v = b[p];
+        *pos = p + 1;
+        return 1;
+    }
+    if (len - p >= 2 && b[p + 1] < 0x80) {
+        *v = (uint64_t)(b[p] & 0x7f) | (uint64_t)b[p + 1] << 7;
+        *pos = p + 2;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * The whole BULKI at pos when its header and offset varints are one or
+ * two bytes and all its keys and values take the fast loops (every record
+ * pdc-ckpt writes except a region's), in a function of its own with few
+ * live values: 1 with *out filled and the pairs indexed, or 0, and
+ * parse_doc() runs the general checks from the start (which also find and
+ * report any error). Every check is one parse_doc() makes.
+ */
+__attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    int depth, bulki_map *out,
+                                                    bulki_field *fields, size_t cap)
+{
+    uint64_t total, nkeys, header, data, off, hsum = 0, dsum = 0;
+    size_t start = pos;
+    if (depth > BULKI_MAX_DEPTH || !varint12(b, len, &pos, &total) ||
+        !varint12(b, len, &pos, &nkeys) || !varint12(b, len, &pos, &header) ||
+        !varint12(b, len, &pos, &data) || nkeys > (len - pos) / 6)
+        return 0;
+    size_t keys_off = pos;
+    if ((pos = keys_fast(b, len, pos, nkeys, fields, cap, &hsum)) == 0)
+        return 0;
+    size_t off1 = pos;
+    if (!varint12(b, len, &pos, &off) || off != off1)
+        return 0;
+    size_t values_off = pos;
+    if ((pos = values_fast(b, len, pos, nkeys, depth, fields, cap, &dsum)) == 0)
+        return 0;
+    size_t off2 = pos;
+    /* sums of at most len / 3 sizes below 128: no overflow */
+    if (!varint12(b, len, &pos, &off) || off != off2 || hsum != header || dsum != data ||
+        BULKI_DOC_HDR + hsum + dsum != total)
+        return 0;
+    out->base = b;
+    out->base_len = len;
+    out->offset = start;
+    out->end = pos;
+    out->keys_off = keys_off;
+    out->values_off = values_off;
+    out->npairs = nkeys;
+    out->total = total;
+    out->depth = (uint8_t)depth;
+    return 1;
+}
+
 /* Parse the BULKI at `pos`; fill *out; with fields, also index its first
  * cap pairs there. */
 static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulki_field *fields,
@@ -371,6 +477,8 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
 
     if (depth > BULKI_MAX_DEPTH)
         return fail_at(c, start, BULKI_E_DEPTH);
+    const uint8_t *b = c->base;
+    size_t len = c->len;
     if ((rc = get_varint(c, &pos, &total)) != 0)
         return rc;
     nkeys_off = pos;
@@ -383,19 +491,12 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
     if ((rc = get_varint(c, &pos, &data)) != 0)
         return rc;
     /* every pair needs at least 6 bytes (two minimal entities) */
-    if (nkeys > (c->len - pos) / 6)
+    if (nkeys > (len - pos) / 6)
         return fail_at(c, nkeys_off, BULKI_E_COUNT);
 
-    out->base = c->base;
-    out->base_len = c->len;
-    out->offset = start;
-    out->npairs = nkeys;
-    out->total = total;
-    out->depth = (uint8_t)depth;
-    out->keys_off = pos;
-
     uint64_t hsum = 0, dsum = 0;
-    size_t fast_end = keys_fast(c->base, c->len, pos, nkeys, fields, cap, &hsum);
+    size_t keys_off = pos;
+    size_t fast_end = keys_fast(b, len, pos, nkeys, fields, cap, &hsum);
     for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
         /* keys: only their size, end, and (indexed) bytes are kept */
         struct fast_ent f;
@@ -430,8 +531,8 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
         return rc;
     if (off != off1)
         return fail_at(c, off1, BULKI_E_OFFSET);
-    out->values_off = pos;
-    fast_end = values_fast(c->base, c->len, pos, nkeys, depth, fields, cap, &dsum);
+    size_t values_off = pos;
+    fast_end = values_fast(b, len, pos, nkeys, depth, fields, cap, &dsum);
     if (fast_end != 0)
         pos = fast_end;
     for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
@@ -455,7 +556,16 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
     if (bulki_add(&t, BULKI_DOC_HDR, hsum) != 0 || bulki_add(&t, t, dsum) != 0 ||
         t != total)
         return fail_at(c, start, BULKI_E_SIZE);
+    /* the view, once everything is checked */
+    out->base = b;
+    out->base_len = len;
+    out->offset = start;
     out->end = pos;
+    out->keys_off = keys_off;
+    out->values_off = values_off;
+    out->npairs = nkeys;
+    out->total = total;
+    out->depth = (uint8_t)depth;
     return 0;
 }
 
@@ -468,6 +578,8 @@ static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const voi
         return BULKI_E_INVAL;
     if (buf == NULL)
         rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
+    else if (parse_doc_fast(buf, len, 0, 1, out, fields, cap) && out->end == len)
+        return 0;
     else if ((rc = parse_doc(&c, 0, 1, out, fields, cap)) == 0 && out->end != len)
         rc = fail_at(&c, out->end, BULKI_E_TRAILING);
     if (rc != 0 && err_off)

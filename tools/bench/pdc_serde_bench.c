@@ -81,11 +81,11 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
     int rc = 0;
     switch (f) {
     case F_OBJ_ID:
-        return bulki_ent_u64(&out->obj_id, e);
+        return bulki_ent_u64_inline(&out->obj_id, e);
     case F_CONT_ID:
-        return bulki_ent_u64(&out->cont_id, e);
+        return bulki_ent_u64_inline(&out->cont_id, e);
     case F_CREATE_TIME:
-        return bulki_ent_i64(&out->create_time, e);
+        return bulki_ent_i64_inline(&out->create_time, e);
     case F_OBJ_NAME:
     case F_APP_NAME: {
         char *dst = f == F_OBJ_NAME ? out->obj_name : out->app_name;
@@ -99,14 +99,14 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
     }
     case F_DIMS:
         for (uint64_t i = 0; i < 3 && rc == 0; i++)
-            rc = bulki_ent_elem_u64(&out->dims[i], e, i);
+            rc = bulki_ent_elem_u64_inline(&out->dims[i], e, i);
         return rc;
     default: {
         int32_t *dst = f == F_USER_ID ? &out->user_id
                        : f == F_TIME_STEP ? &out->time_step
                        : f == F_DATA_TYPE ? &out->data_type
                                           : &out->ndim;
-        if ((rc = bulki_ent_i64(&v, e)) != 0)
+        if ((rc = bulki_ent_i64_inline(&v, e)) != 0)
             return rc;
         if (v < INT32_MIN || v > INT32_MAX)
             return BULKI_E_RANGE;
@@ -147,7 +147,7 @@ static int ck_by_key(struct bench_record *out, const uint8_t *buf, size_t len)
     if ((rc = bulki_decode_index(&ix, fields, NFIELDS, buf, len, NULL)) != 0)
         return rc;
     for (int f = 0; f < NFIELDS; f++) {
-        if ((e = bulki_index_find(&ix, bench_field_name[f], bench_field_len[f])) == NULL)
+        if ((e = bulki_index_find_inline(&ix, bench_field_name[f], bench_field_len[f])) == NULL)
             return BULKI_E_NOTFOUND;
         if ((rc = ck_field(out, (enum field)f, e)) != 0)
             return rc;
