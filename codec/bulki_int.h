@@ -48,6 +48,12 @@ extern const uint8_t bulki_fast_tc[64];
 #define BULKI_NO_HDR 0xFFFFFFFFu
 extern const uint32_t bulki_item_hdr[64];
 
+/* bulki_decode_index without the fast function for a whole BULKI
+ * (parse_doc_fast in bulki_read.c): the general parser alone, for
+ * test_bulki_index to hold the fast one to it. Not exported. */
+int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
+                               const void *buf, size_t len, size_t *err_off);
+
 static inline const struct bulki_type_info *bulki_ti(unsigned code)
 {
     return code - 1u < BULKI_NTYPES - 1u ? &bulki_type_table[code] : NULL;

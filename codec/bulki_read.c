@@ -570,7 +570,7 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
 }
 
 static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const void *buf,
-                      size_t len, size_t *err_off)
+                      size_t len, size_t *err_off, int fast)
 {
     struct rctx c = {buf, len, 0};
     int rc;
@@ -578,7 +578,7 @@ static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const voi
         return BULKI_E_INVAL;
     if (buf == NULL)
         rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
-    else if (parse_doc_fast(buf, len, 0, 1, out, fields, cap) && out->end == len)
+    else if (fast && parse_doc_fast(buf, len, 0, 1, out, fields, cap) && out->end == len)
         return 0;
     else if ((rc = parse_doc(&c, 0, 1, out, fields, cap)) == 0 && out->end != len)
         rc = fail_at(&c, out->end, BULKI_E_TRAILING);
@@ -589,11 +589,11 @@ static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const voi
 
 int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
 {
-    return decode_doc(out, NULL, 0, buf, len, err_off);
+    return decode_doc(out, NULL, 0, buf, len, err_off, 1);
 }
 
-int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
-                       size_t len, size_t *err_off)
+static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                        size_t len, size_t *err_off, int fast)
 {
     int rc;
     if (out == NULL)
@@ -601,12 +601,24 @@ int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const 
     out->fields = fields;
     out->n = 0;
     out->next = 0;
-    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off)) != 0) {
+    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off, fast)) != 0) {
         memset(&out->map, 0, sizeof out->map); /* an empty index: lookups find nothing */
         return rc;
     }
     out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
     return 0;
+}
+
+int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                       size_t len, size_t *err_off)
+{
+    return decode_index(out, fields, cap, buf, len, err_off, 1);
+}
+
+int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
+                               const void *buf, size_t len, size_t *err_off)
+{
+    return decode_index(out, fields, cap, buf, len, err_off, 0);
 }
 
 int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off)
@@ -846,6 +858,9 @@ int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bul
     struct rctx c = {e->base, e->base_len, 0};
     size_t pos = (size_t)(e->payload - e->base);
     for (uint64_t i = 0;; i++) {
+        if (i == index &&
+            parse_doc_fast(c.base, c.len, pos, e->depth + 1, &out->map, fields, cap))
+            break;
         if ((rc = parse_doc(&c, pos, e->depth + 1, &out->map, i == index ? fields : NULL,
                             i == index ? cap : 0)) != 0) {
             memset(&out->map, 0, sizeof out->map);

@@ -89,9 +89,40 @@ static int same_view(const bulki_ent *a, const bulki_ent *b)
            a->cls == b->cls && a->depth == b->depth;
 }
 
+/* The fast function for a whole BULKI answers exactly as the general
+ * parser alone: the same error and offset, or the same map and index. */
+static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
+{
+    bulki_index a, b;
+    bulki_field fa[16], fb[16];
+    size_t oa = SIZE_MAX, ob = SIZE_MAX;
+    assert_true(cap <= 16);
+    memset(fa, 0, sizeof fa);
+    memset(fb, 0, sizeof fb);
+    int ra = bulki_decode_index(&a, fa, cap, buf, len, &oa);
+    int rb = bulki_decode_index_general(&b, fb, cap, buf, len, &ob);
+    assert_bulki_rc(ra, rb);
+    if (ra != 0) {
+        assert_int_equal(oa, ob);
+        return;
+    }
+    assert_true(a.map.base == b.map.base && a.map.base_len == b.map.base_len &&
+                a.map.offset == b.map.offset && a.map.end == b.map.end &&
+                a.map.keys_off == b.map.keys_off && a.map.values_off == b.map.values_off &&
+                a.map.npairs == b.map.npairs && a.map.total == b.map.total &&
+                a.map.depth == b.map.depth);
+    assert_int_equal(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        assert_ptr_equal(fa[i].key, fb[i].key);
+        assert_int_equal(fa[i].key_len, fb[i].key_len);
+        assert_true(same_view(&fa[i].value, &fb[i].value));
+    }
+}
+
 /* The indexed decode of buf answers exactly as bulki_decode_doc. */
 static void check_agrees(const uint8_t *buf, size_t len, size_t cap)
 {
+    check_fast_is_general(buf, len, cap < 16 ? cap : 16);
     bulki_map m;
     bulki_index ix;
     bulki_field *fields = cap ? calloc(cap, sizeof *fields) : NULL;
@@ -400,6 +431,7 @@ static void check_doc(const uint8_t *buf, size_t len, int valid, const char *wha
     size_t o1 = 0, o2 = 0;
     int rc1 = bulki_decode_index(&ix, f, 4, buf, len, &o1);
     int rc2 = bulki_decode_doc(&m, buf, len, &o2);
+    check_fast_is_general(buf, len, 4);
     if ((rc1 == 0) != valid || rc1 != rc2 || (rc1 != 0 && o1 != o2))
         print_error("%s %u/%u/%u: decode_index %s at %zu, decode_doc %s at %zu, rules: %s\n",
                     what, a, b, c, bulki_errname(rc1), o1, bulki_errname(rc2), o2,
@@ -556,6 +588,105 @@ static void find_returns_views_in_the_index(void **state)
 }
 
 /* bulki_ent_index: a nested BULKI indexed like a whole buffer. */
+/* The inline getters give exactly what their functions give: on view e,
+ * for elements 0 .. count + 1. */
+static void check_getters_inline(const bulki_ent *e)
+{
+    uint64_t u1 = 7, u2 = 7;
+    int64_t s1 = 7, s2 = 7;
+    assert_bulki_rc(bulki_ent_u64_inline(&u1, e), bulki_ent_u64(&u2, e));
+    assert_int_equal(u1, u2);
+    assert_bulki_rc(bulki_ent_i64_inline(&s1, e), bulki_ent_i64(&s2, e));
+    assert_int_equal(s1, s2);
+    uint64_t last = e->count < 64 ? e->count + 1 : 64;
+    for (uint64_t i = 0; i <= last; i++) {
+        u1 = u2 = 7;
+        assert_bulki_rc(bulki_ent_elem_u64_inline(&u1, e, i), bulki_ent_elem_u64(&u2, e, i));
+        assert_int_equal(u1, u2);
+    }
+}
+
+/* The inline lookup answers as bulki_index_find, from the same state:
+ * the same view (or NULL) and the same next position. */
+static void check_find_inline(bulki_index *ix, const char *key, size_t key_len)
+{
+    bulki_index a = *ix, b = *ix;
+    const bulki_ent *ea = bulki_index_find_inline(&a, key, key_len);
+    const bulki_ent *eb = bulki_index_find(&b, key, key_len);
+    if (ea == &a.beyond || eb == &b.beyond) { /* beyond the index: a copy each */
+        assert_true(ea == &a.beyond && eb == &b.beyond);
+        assert_true(same_view(ea, eb));
+    } else {
+        assert_ptr_equal(ea, eb);
+    }
+    assert_int_equal(a.next, b.next);
+    *ix = b;
+}
+
+/* bulki_index_find_inline and the bulki_ent_*_inline getters against
+ * their functions: every pair of every vector (in order, in reverse,
+ * missing keys, a small index), and hand-made views of every type code,
+ * class, count and payload length. */
+static void inline_paths_match_functions(void **state)
+{
+    (void)state;
+    struct tu_vector *v = NULL;
+    size_t orphans = 0, n = tu_load_vectors(vector_dir, &v, &orphans);
+    size_t rl;
+    uint8_t *rec = encode_record(&rl);
+    assert_true(n > 0);
+    for (size_t i = 0; i <= n; i++) {
+        const uint8_t *buf = i < n ? v[i].bin : rec;
+        size_t len = i < n ? v[i].bin_len : rl;
+        if (i < n && v[i].entity)
+            continue;
+        for (size_t cap = 2; cap <= 64; cap += 62) {
+            bulki_field f[64];
+            bulki_index ix;
+            if (bulki_decode_index(&ix, f, cap, buf, len, NULL) != 0)
+                continue;
+            for (size_t k = 0; k < ix.n; k++) {
+                check_getters_inline(&f[k].value);
+                if (f[k].key != NULL)
+                    check_find_inline(&ix, f[k].key, f[k].key_len);
+            }
+            for (size_t k = ix.n; k-- > 0;)
+                if (f[k].key != NULL)
+                    check_find_inline(&ix, f[k].key, f[k].key_len);
+            for (size_t k = 0; k < NELEM(names); k++) /* keys of the record */
+                check_find_inline(&ix, names[k], strlen(names[k]));
+            check_find_inline(&ix, "no such key", 11);
+            check_find_inline(&ix, "", 0);
+            check_find_inline(&ix, NULL, 0);
+            check_find_inline(&ix, NULL, 3);
+        }
+    }
+    assert_null(bulki_index_find_inline(NULL, "obj_id", 6));
+    tu_free_vectors(v, n);
+    free(rec);
+
+    /* hand-made views: not all of them valid entities, none read out of
+     * its payload */
+    static const size_t plens[] = {0, 1, 2, 4, 7, 8, 16, 24};
+    static const uint64_t counts[] = {0, 1, 2, 3, 4};
+    uint8_t *pl = tu_dup((const uint8_t[24]){0x81, 2, 3, 4, 5, 6, 7, 0xF8, 9, 10, 11, 12,
+                                             13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 0x80},
+                         24);
+    for (unsigned t = 0; t <= 23; t++)
+        for (unsigned cls = 0; cls <= 2; cls++)
+            for (size_t c = 0; c < NELEM(counts); c++)
+                for (size_t p = 0; p < NELEM(plens); p++) {
+                    bulki_ent e = {.base = pl, .base_len = 24, .payload = pl + 24 - plens[p],
+                                   .payload_len = plens[p], .count = counts[c],
+                                   .size = 18 + plens[p], .type = (uint8_t)t,
+                                   .cls = (uint8_t)cls};
+                    e.offset = 0;
+                    e.end = 24;
+                    check_getters_inline(&e);
+                }
+    free(pl);
+}
+
 static void nested_doc_index(void **state)
 {
     (void)state;
@@ -628,6 +759,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(find_returns_views_in_the_index, fix_setup,
                                         fix_teardown),
         cmocka_unit_test(nested_doc_index),
+        cmocka_unit_test(inline_paths_match_functions),
     };
     return cmocka_run_group_tests_name("bulki_index", tests, NULL, NULL);
 }
