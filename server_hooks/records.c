@@ -103,7 +103,13 @@ static int rd_open(struct rd *r, const void *rec, size_t len, size_t *err_off)
 /* The value of key k, without touching r->rc: 0, or -1 if it is absent. */
 static int rd_find(struct rd *r, const char *k, size_t kl, bulki_ent *e)
 {
-    return bulki_index_getn(e, &r->ix, k, kl) == 0 ? 0 : -1;
+    /* the view is copied: a pair beyond RD_MAX comes back in ix.beyond,
+     * which the next such lookup overwrites */
+    const bulki_ent *v = bulki_index_find_inline(&r->ix, k, kl);
+    if (v == NULL)
+        return -1;
+    *e = *v;
+    return 0;
 }
 
 static int rd_ent(struct rd *r, const char *k, size_t kl, bulki_ent *e, int optional)
@@ -131,7 +137,7 @@ static void rd_bad(struct rd *r, const bulki_ent *e)
 static int64_t rd_i64_of(struct rd *r, const bulki_ent *e, int64_t lo, int64_t hi)
 {
     int64_t v = 0;
-    if (bulki_ent_i64(&v, e) != 0 || v < lo || v > hi) {
+    if (bulki_ent_i64_inline(&v, e) != 0 || v < lo || v > hi) {
         rd_bad(r, e);
         return 0;
     }
@@ -153,7 +159,7 @@ static uint64_t rd_u64(struct rd *r, const char *k, size_t kl, int optional)
     uint64_t v = 0;
     if (rd_ent(r, k, kl, &e, optional) != 0)
         return 0;
-    if (bulki_ent_u64(&v, &e) != 0) {
+    if (bulki_ent_u64_inline(&v, &e) != 0) {
         rd_bad(r, &e);
         return 0;
     }
@@ -196,7 +202,7 @@ static uint32_t rd_u64s(struct rd *r, const char *k, size_t kl, uint64_t *out, u
         return 0;
     }
     for (uint32_t i = 0; i < e.count; i++)
-        bulki_ent_elem_u64(&out[i], &e, i);
+        bulki_ent_elem_u64_inline(&out[i], &e, i);
     return (uint32_t)e.count;
 }
 
@@ -447,7 +453,7 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
     }
     if (have & 2) {
         int64_t ty;
-        if (bulki_ent_i64(&ty, &type) != 0 || ty < INT8_MIN || ty > INT8_MAX) {
+        if (bulki_ent_i64_inline(&ty, &type) != 0 || ty < INT8_MIN || ty > INT8_MAX) {
             off = type.offset;
             goto bad;
         }
