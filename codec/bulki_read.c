@@ -336,7 +336,7 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
         uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
         size = w & 0xFFu;
         plen = size - BULKI_ENT_HDR;
-        if (w != 0 && w == bulki_item_hdr[(w >> 8) & 0x3Fu]) {
+        if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) { /* (no entry is 0: left < 4) */
             if (plen > left - 3)
                 return 0;
             tc = (w >> 8) & 0xFFu;
@@ -589,7 +589,10 @@ static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const voi
 
 int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
 {
-    return decode_doc(out, NULL, 0, buf, len, err_off, 1);
+    if (out != NULL && buf != NULL && parse_doc_fast(buf, len, 0, 1, out, NULL, 0) &&
+        out->end == len)
+        return 0;
+    return decode_doc(out, NULL, 0, buf, len, err_off, 0);
 }
 
 static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
@@ -612,7 +615,16 @@ static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const
 int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
                        size_t len, size_t *err_off)
 {
-    return decode_index(out, fields, cap, buf, len, err_off, 1);
+    /* the fast function straight away; anything it does not take, the
+     * general parser alone (which also finds and reports every error) */
+    if (out != NULL && buf != NULL && (fields != NULL || cap == 0) &&
+        parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap) && out->map.end == len) {
+        out->fields = fields;
+        out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
+        out->next = 0;
+        return 0;
+    }
+    return decode_index(out, fields, cap, buf, len, err_off, 0);
 }
 
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
