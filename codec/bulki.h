@@ -392,40 +392,57 @@ static inline const bulki_ent *bulki_index_find_inline(bulki_index *ix, const ch
     return bulki_index_find(ix, key, key_len);
 }
 
-static inline int bulki_ent_u64_inline(uint64_t *out, const bulki_ent *e)
+/* The getters' common cases, shared with their functions: 1 if handled
+ * (*out set), 0 if the function's general code must answer. */
+static inline int bulki_ent_u64_fast_(uint64_t *out, const bulki_ent *e)
 {
     if (BULKI_LE_ && e->type == BULKI_T_UINT64 && e->cls == BULKI_ITEM && e->count == 1 &&
         e->payload_len == 8) {
         memcpy(out, e->payload, 8);
-        return 0;
+        return 1;
     }
-    return bulki_ent_u64(out, e);
+    return 0;
 }
 
-static inline int bulki_ent_i64_inline(int64_t *out, const bulki_ent *e)
+static inline int bulki_ent_i64_fast_(int64_t *out, const bulki_ent *e)
 {
     if (BULKI_LE_ && e->cls == BULKI_ITEM && e->count == 1) {
         if (e->type == BULKI_T_INT64 && e->payload_len == 8) {
             memcpy(out, e->payload, 8);
-            return 0;
+            return 1;
         }
         if ((e->type == BULKI_T_INT32 || e->type == BULKI_T_INT) && e->payload_len == 4) {
             int32_t v;
             memcpy(&v, e->payload, 4);
             *out = v;
-            return 0;
+            return 1;
         }
     }
-    return bulki_ent_i64(out, e);
+    return 0;
+}
+
+static inline int bulki_ent_elem_u64_fast_(uint64_t *out, const bulki_ent *e, uint64_t i)
+{
+    if (BULKI_LE_ && e->type == BULKI_T_UINT64 && i < e->count && i < e->payload_len / 8) {
+        memcpy(out, e->payload + i * 8, 8);
+        return 1;
+    }
+    return 0;
+}
+
+static inline int bulki_ent_u64_inline(uint64_t *out, const bulki_ent *e)
+{
+    return bulki_ent_u64_fast_(out, e) ? 0 : bulki_ent_u64(out, e);
+}
+
+static inline int bulki_ent_i64_inline(int64_t *out, const bulki_ent *e)
+{
+    return bulki_ent_i64_fast_(out, e) ? 0 : bulki_ent_i64(out, e);
 }
 
 static inline int bulki_ent_elem_u64_inline(uint64_t *out, const bulki_ent *e, uint64_t i)
 {
-    if (BULKI_LE_ && e->type == BULKI_T_UINT64 && i < e->count && i < e->payload_len / 8) {
-        memcpy(out, e->payload + i * 8, 8);
-        return 0;
-    }
-    return bulki_ent_elem_u64(out, e, i);
+    return bulki_ent_elem_u64_fast_(out, e, i) ? 0 : bulki_ent_elem_u64(out, e, i);
 }
 
 #ifdef __cplusplus

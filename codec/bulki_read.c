@@ -401,6 +401,22 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
     return pos;
 }
 
+/* The view of a BULKI that has been checked. */
+static inline void map_view(bulki_map *out, const uint8_t *b, size_t len, size_t start,
+                            size_t end, size_t keys_off, size_t values_off, uint64_t nkeys,
+                            uint64_t total, int depth)
+{
+    out->base = b;
+    out->base_len = len;
+    out->offset = start;
+    out->end = end;
+    out->keys_off = keys_off;
+    out->values_off = values_off;
+    out->npairs = nkeys;
+    out->total = total;
+    out->depth = (uint8_t)depth;
+}
+
 /* A varint of one or two bytes at b[*pos..len): 1 and its value, else 0
  * (longer, truncated or at the end: the general reader says which). */
 __attribute__((always_inline)) static inline int varint12(const uint8_t *b, size_t len,
@@ -454,15 +470,7 @@ __attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len
     if (!varint12(b, len, &pos, &off) || off != off2 || hsum != header || dsum != data ||
         BULKI_DOC_HDR + hsum + dsum != total)
         return 0;
-    out->base = b;
-    out->base_len = len;
-    out->offset = start;
-    out->end = pos;
-    out->keys_off = keys_off;
-    out->values_off = values_off;
-    out->npairs = nkeys;
-    out->total = total;
-    out->depth = (uint8_t)depth;
+    map_view(out, b, len, start, pos, keys_off, values_off, nkeys, total, depth);
     return 1;
 }
 
@@ -556,16 +564,7 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
     if (bulki_add(&t, BULKI_DOC_HDR, hsum) != 0 || bulki_add(&t, t, dsum) != 0 ||
         t != total)
         return fail_at(c, start, BULKI_E_SIZE);
-    /* the view, once everything is checked */
-    out->base = b;
-    out->base_len = len;
-    out->offset = start;
-    out->end = pos;
-    out->keys_off = keys_off;
-    out->values_off = values_off;
-    out->npairs = nkeys;
-    out->total = total;
-    out->depth = (uint8_t)depth;
+    map_view(out, b, len, start, pos, keys_off, values_off, nkeys, total, depth);
     return 0;
 }
 
@@ -729,37 +728,6 @@ int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
     return rc < 0 ? rc : BULKI_E_NOTFOUND;
 }
 
-/* a[0..n) == b[0..n), for short keys without a call: 8, or 4, bytes at a
- * time, the last chunk overlapping; reads only [0, n) of each. */
-static inline int key_eq(const void *a, const void *b, size_t n)
-{
-    const uint8_t *x = a, *y = b;
-    if (n >= 8) {
-        uint64_t u, v;
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&u, x + i, 8);
-            memcpy(&v, y + i, 8);
-            if (u != v)
-                return 0;
-        }
-        memcpy(&u, x + n - 8, 8);
-        memcpy(&v, y + n - 8, 8);
-        return u == v;
-    }
-    if (n >= 4) {
-        uint32_t u1, v1, u2, v2;
-        memcpy(&u1, x, 4);
-        memcpy(&v1, y, 4);
-        memcpy(&u2, x + n - 4, 4);
-        memcpy(&v2, y + n - 4, 4);
-        return u1 == v1 && u2 == v2;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (x[i] != y[i])
-            return 0;
-    return 1;
-}
-
 static const bulki_ent *index_search(bulki_index *ix, const char *key, size_t key_len,
                                      bulki_ent *spare);
 
@@ -771,7 +739,7 @@ static inline const bulki_ent *index_lookup(bulki_index *ix, const char *key, si
     size_t i = ix->next;
     const bulki_field *f = ix->fields;
     if (i < ix->n && f[i].key_len == key_len && f[i].key != NULL &&
-        key_eq(f[i].key, key, key_len)) {
+        bulki_key_eq_(f[i].key, key, key_len)) {
         ix->next = i + 1;
         return &f[i].value;
     }
@@ -807,7 +775,7 @@ __attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, 
     const bulki_field *f = ix->fields;
     /* from the previous hit to the end, then from the start to it */
     for (size_t left = n; left > 0; left--) {
-        if (f[i].key_len == key_len && f[i].key != NULL && key_eq(f[i].key, key, key_len)) {
+        if (f[i].key_len == key_len && f[i].key != NULL && bulki_key_eq_(f[i].key, key, key_len)) {
             ix->next = i + 1;
             return &f[i].value;
         }
@@ -948,11 +916,8 @@ int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i)
     uint8_t kind, width;
     uint64_t v;
     /* the common case, straight from the bytes: a PDC_UINT64 element */
-    if (bulki_host_is_le() && e->type == BULKI_T_UINT64 && i < e->count &&
-        i < e->payload_len / 8) {
-        memcpy(out, e->payload + i * 8, 8);
+    if (bulki_ent_elem_u64_fast_(out, e, i))
         return 0;
-    }
     int rc = elem_raw(e, i, &kind, &v, &width);
     if (rc != 0)
         return rc;
@@ -986,32 +951,20 @@ int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i)
 
 int bulki_ent_i64(int64_t *out, const bulki_ent *e)
 {
+    /* the common cases, straight from the bytes */
+    if (bulki_ent_i64_fast_(out, e))
+        return 0;
     if (e->cls != BULKI_ITEM)
         return BULKI_E_MISMATCH;
-    /* the common cases, straight from the bytes */
-    if (bulki_host_is_le() && e->count == 1) {
-        if (e->type == BULKI_T_INT64 && e->payload_len == 8) {
-            memcpy(out, e->payload, 8);
-            return 0;
-        }
-        if ((e->type == BULKI_T_INT32 || e->type == BULKI_T_INT) && e->payload_len == 4) {
-            int32_t v;
-            memcpy(&v, e->payload, 4);
-            *out = v;
-            return 0;
-        }
-    }
     return bulki_ent_elem_i64(out, e, 0);
 }
 
 int bulki_ent_u64(uint64_t *out, const bulki_ent *e)
 {
+    if (bulki_ent_u64_fast_(out, e))
+        return 0;
     if (e->cls != BULKI_ITEM)
         return BULKI_E_MISMATCH;
-    if (bulki_host_is_le() && e->count == 1 && e->type == BULKI_T_UINT64 && e->payload_len == 8) {
-        memcpy(out, e->payload, 8);
-        return 0;
-    }
     return bulki_ent_elem_u64(out, e, 0);
 }
 
