@@ -301,7 +301,7 @@ keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields,
     return p;
 }
 
-__attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
+__attribute__((always_inline)) static inline size_t keys_fast_in(const uint8_t *b, size_t len, size_t pos,
                                                   uint64_t n, bulki_field *fields, size_t cap,
                                                   uint64_t *sum)
 {
@@ -388,7 +388,7 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
     return pos;
 }
 
-__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
+__attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len, size_t pos,
                                                     uint64_t n, int depth, bulki_field *fields,
                                                     size_t cap, uint64_t *sum)
 {
@@ -400,6 +400,22 @@ __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len
         *sum = s;
     return pos;
 }
+
+/* The loops out of line, for the general parser. */
+__attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
+                                                  uint64_t n, bulki_field *fields, size_t cap,
+                                                  uint64_t *sum)
+{
+    return keys_fast_in(b, len, pos, n, fields, cap, sum);
+}
+
+__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    uint64_t n, int depth, bulki_field *fields,
+                                                    size_t cap, uint64_t *sum)
+{
+    return values_fast_in(b, len, pos, n, depth, fields, cap, sum);
+}
+
 
 /* The view of a BULKI that has been checked. */
 static inline void map_view(bulki_map *out, const uint8_t *b, size_t len, size_t start,
@@ -457,13 +473,13 @@ __attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len
         !varint12(b, len, &pos, &data) || nkeys > (len - pos) / 6)
         return 0;
     size_t keys_off = pos;
-    if ((pos = keys_fast(b, len, pos, nkeys, fields, cap, &hsum)) == 0)
+    if ((pos = keys_fast_in(b, len, pos, nkeys, fields, cap, &hsum)) == 0)
         return 0;
     size_t off1 = pos;
     if (!varint12(b, len, &pos, &off) || off != off1)
         return 0;
     size_t values_off = pos;
-    if ((pos = values_fast(b, len, pos, nkeys, depth, fields, cap, &dsum)) == 0)
+    if ((pos = values_fast_in(b, len, pos, nkeys, depth, fields, cap, &dsum)) == 0)
         return 0;
     size_t off2 = pos;
     /* sums of at most len / 3 sizes below 128: no overflow */
