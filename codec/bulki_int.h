@@ -163,6 +163,20 @@ __attribute__((always_inline)) static inline int bulki_cstr_ok(const uint8_t *s,
     return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
 }
 
+/* 1 if a string of n bytes (1..16) at s, with 16 readable bytes from s,
+ * has its first NUL at s[n-1]: the shortest case of bulki_cstr_ok, for
+ * loops that have checked the room once. Without SSE2: bulki_cstr_ok. */
+__attribute__((always_inline)) static inline int bulki_cstr16_ok(const uint8_t *s, size_t n)
+{
+#if defined(__SSE2__)
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+    uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+    return (size_t)__builtin_ctz(m | 1u << 16) == n - 1;
+#else
+    return bulki_cstr_ok(s, n, 16);
+#endif
+}
+
 static inline int bulki_host_is_le(void)
 {
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)

@@ -282,14 +282,27 @@ keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields,
 {
     uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = (size_t)(end - p);
+        size_t left = (size_t)(end - p), size, plen;
+        uint32_t w;
+        if (left >= 3 + 16) { /* a key of 1..16 bytes with its NUL: no more bounds */
+            w = bulki_load_le32(p);
+            size = w & 0xFFu;
+            plen = size - BULKI_ENT_HDR;
+            if ((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 16) {
+                if (!bulki_cstr16_ok(p + 3, plen))
+                    return NULL;
+                goto checked;
+            }
+        }
         if (left < 4)
             return NULL;
-        uint32_t w = bulki_load_le32(p);
-        size_t size = w & 0xFFu, plen = size - BULKI_ENT_HDR;
+        w = bulki_load_le32(p);
+        size = w & 0xFFu;
+        plen = size - BULKI_ENT_HDR;
         if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3 ||
             !bulki_cstr_ok(p + 3, plen, left - 3))
             return NULL;
+    checked:
         if (store) {
             fields[i].key = (const char *)p + 3;
             fields[i].key_len = plen - 1;
