@@ -18,7 +18,10 @@
  *
  *     bulki_decode_index agrees with bulki_decode_doc at several index
  *     capacities (same error and offset, same map, fields = the pairs in
- *     order) and bulki_index_get finds every string key;
+ *     order) and with the general parser alone (bulki_decode_index_general,
+ *     which skips the fast whole-BULKI function), the inline getters with
+ *     their functions on every indexed value, and bulki_index_get finds
+ *     every string key;
  *
  *  2. converted to JSON (bulki_json_from_doc/value) and encoded back
  *     (bulki_json_encode), both from the json-c tree and through the JSON
@@ -36,6 +39,7 @@
 #include <string.h>
 
 #include "bulki.h"
+#include "bulki_int.h" /* bulki_decode_index_general */
 #include "bulki_json.h"
 #include "fuzz_check.h"
 
@@ -395,9 +399,36 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
         size_t off = SIZE_MAX;
         int irc = bulki_decode_index(&ix, caps[c] ? fields : NULL, caps[c], data, size, &off);
         FZ_CHECK(irc == rc);
+        /* the fast whole-BULKI function answers as the general parser alone */
+        bulki_index gx;
+        bulki_field gfields[NF];
+        size_t goff = SIZE_MAX;
+        int xrc = bulki_decode_index_general(&gx, caps[c] ? gfields : NULL, caps[c], data, size,
+                                             &goff);
+        FZ_CHECK(xrc == irc);
         if (rc != 0) {
-            FZ_CHECK(off == err_off);
+            FZ_CHECK(off == err_off && goff == off);
             continue;
+        }
+        FZ_CHECK(gx.map.offset == ix.map.offset && gx.map.end == ix.map.end &&
+                 gx.map.keys_off == ix.map.keys_off && gx.map.values_off == ix.map.values_off &&
+                 gx.map.npairs == ix.map.npairs && gx.map.total == ix.map.total &&
+                 gx.map.depth == ix.map.depth && gx.n == ix.n);
+        for (size_t j = 0; j < ix.n; j++) {
+            FZ_CHECK(gfields[j].key == fields[j].key && gfields[j].key_len == fields[j].key_len);
+            FZ_CHECK(same_view(&gfields[j].value, &fields[j].value));
+            /* the inline getters give what their functions give */
+            const bulki_ent *fv = &fields[j].value;
+            uint64_t u1 = 1, u2 = 1;
+            int64_t s1 = 1, s2 = 1;
+            FZ_CHECK(bulki_ent_u64_inline(&u1, fv) == bulki_ent_u64(&u2, fv) && u1 == u2);
+            FZ_CHECK(bulki_ent_i64_inline(&s1, fv) == bulki_ent_i64(&s2, fv) && s1 == s2);
+            for (uint64_t el = 0; el < 4; el++) {
+                u1 = u2 = 1;
+                FZ_CHECK(bulki_ent_elem_u64_inline(&u1, fv, el) ==
+                             bulki_ent_elem_u64(&u2, fv, el) &&
+                         u1 == u2);
+            }
         }
         FZ_CHECK(ix.map.offset == m->offset && ix.map.end == m->end &&
                  ix.map.keys_off == m->keys_off && ix.map.values_off == m->values_off &&
