@@ -17,9 +17,5 @@ CKPT_API int ckpt_fs_mkdirs(const char *path);
 CKPT_API int ckpt_fs_rmtree(const char *path);
 /* fsync a file or a directory (for renames to be durable). */
 CKPT_API int ckpt_fs_fsync(const char *path);
-/* Start writing an open file's dirty pages back without waiting for them
- * (Linux's sync_file_range WRITE; no metadata, no device cache flush: not
- * a sync, only less for the next one to do). ENOSYS where unavailable. */
-int ckpt_fs_start_writeback(int fd);
 
 #endif

@@ -3,7 +3,6 @@
  * (ckpt_fs.h).
  */
 #define _XOPEN_SOURCE 700 /* nftw */
-#define _GNU_SOURCE        /* sync_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -62,14 +61,4 @@ int ckpt_fs_fsync(const char *path)
         rc = errno;
     close(fd);
     return rc;
-}
-
-int ckpt_fs_start_writeback(int fd)
-{
-#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
-    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
-#else
-    (void)fd;
-    return ENOSYS;
-#endif
 }

@@ -541,10 +541,9 @@ static int commit_locked(ckpt_store *st, int force)
     st->meta = m;
     st->id_seq_committed = m.id_seq;
     st->commits_since_sync++;
-    st->commits_since_kick++;
     st->bytes_since_sync += st->log_len;
-    if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->bg_running)
-        pthread_cond_signal(&st->bg_cv); /* writeback of this commit, and a sync if due */
+    if (st->opts.sync_mode != CKPT_SYNC_EVERY && sync_due(st))
+        pthread_cond_signal(&st->bg_cv);
     st->log_len = 0;
     st->nops = 0;
     st->last_commit_err = 0;
@@ -564,17 +563,6 @@ static int retry_due(const ckpt_store *st)
 /* ------------------------------------------------------------------ */
 /* Background thread: time-based commits and periodic syncs            */
 /* ------------------------------------------------------------------ */
-
-/* Start the kernel's write-back of the pages committed so far, without
- * waiting for it (sync_file_range WRITE: no metadata, no cache flush, not
- * a sync). The next fdatasync, at close above all, then finds most pages
- * already written and only waits for the last ones. */
-static void kick_writeback(ckpt_store *st)
-{
-    int fd;
-    if (mdb_env_get_fd(st->env, &fd) == 0)
-        (void)ckpt_fs_start_writeback(fd); /* only an optimization: errors change nothing */
-}
 
 static void *bg_main(void *arg)
 {
@@ -610,11 +598,6 @@ static void *bg_main(void *arg)
             mdb_env_sync(st->env, 1);
             pthread_mutex_lock(&st->mu);
             last_sync = mono_ms();
-        } else if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_kick) {
-            st->commits_since_kick = 0;
-            pthread_mutex_unlock(&st->mu);
-            kick_writeback(st);
-            pthread_mutex_lock(&st->mu);
         }
     }
     pthread_mutex_unlock(&st->mu);

@@ -83,7 +83,6 @@ struct ckpt_store {
     pthread_cond_t bg_cv;
     uint64_t commits_since_sync;
     size_t bytes_since_sync; /* staged bytes committed since the last sync */
-    uint64_t commits_since_kick; /* commits whose pages no writeback was started for */
 };
 
 struct ckpt_rtxn {
