@@ -162,7 +162,10 @@ CKPT_API int ckpt_hooks_open_readonly(ckpt_hooks **out, const struct ckpt_hooks_
  * copy of the rank's whole environment). */
 CKPT_API int ckpt_hooks_checkpoint(ckpt_hooks *h);
 /* Commit, make durable, mark clean, release. On error the handle stays
- * open and nothing is lost (ckpt_store_close). close(NULL) is a no-op. */
+ * open and nothing is lost (ckpt_store_close). close(NULL) is a no-op.
+ * Returns once durable; the LMDB map is unmapped on a thread of the store
+ * that the next open, a fork and process exit wait for
+ * (ckpt_store_wait_closed, docs/STORE.md "Unmapping on a thread"). */
 CKPT_API int ckpt_hooks_close(ckpt_hooks *h);
 /* Release without committing (tests; what a crash would do). */
 CKPT_API void ckpt_hooks_discard(ckpt_hooks *h);

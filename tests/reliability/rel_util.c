@@ -355,6 +355,7 @@ int rel_flip_after(const char *root, int rank, const char *s, char *why, size_t 
 static int env_open(MDB_env **env, const char *dir, unsigned flags, char *why, size_t n)
 {
     int rc;
+    ckpt_store_wait_closed(); /* a store closed here may still be unmapping it */
     if ((rc = mdb_env_create(env)) != 0)
         return why_set(why, n, "mdb_env_create: %s", mdb_strerror(rc));
     mdb_env_set_maxdbs(*env, 16);

@@ -36,6 +36,7 @@ enum meta_edit {
 static MDB_env *raw_env_open(const char *envdir, unsigned flags)
 {
     MDB_env *env;
+    ckpt_store_wait_closed(); /* a store closed here may still be unmapping it */
     int rc = mdb_env_create(&env);
     assert_int_equal(rc, 0);
     assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
