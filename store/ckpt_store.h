@@ -194,8 +194,9 @@ CKPT_API int ckpt_store_checkpoint(ckpt_store *st);
  * close again, or ckpt_store_discard(). close(NULL) is a no-op.
  * A writer's close returns once its last commit is durable and its locks
  * (writer.lock, store.lock) are dropped; unmapping the LMDB environment
- * (about 2 ms per 64 MB touched) then finishes on a detached thread. The
- * next ckpt_store_open in the process waits for it, and so does
+ * (about 2 ms per 64 MB touched) then finishes on a thread of the store.
+ * The next ckpt_store_open in the process, a fork and process exit wait
+ * for it (the thread is joined, never detached), and so does
  * ckpt_store_wait_closed(). */
 CKPT_API int ckpt_store_close(ckpt_store *st);
 /* Wait until every store this process closed has unmapped its environment
