@@ -712,14 +712,22 @@ static int is_poisoned(const char *data)
 /* Open / close                                                        */
 /* ------------------------------------------------------------------ */
 
+/* Drop writer.lock and store.lock (closing their descriptors drops the
+ * flocks); a second call does nothing. */
+static void drop_locks(ckpt_store *st)
+{
+    if (st->writer_fd >= 0)
+        close(st->writer_fd);
+    if (st->root_fd >= 0)
+        close(st->root_fd);
+    st->writer_fd = st->root_fd = -1;
+}
+
 static void release(ckpt_store *st)
 {
     if (st->env)
         mdb_env_close(st->env);
-    if (st->writer_fd >= 0)
-        close(st->writer_fd); /* drops the flock */
-    if (st->root_fd >= 0)
-        close(st->root_fd);
+    drop_locks(st);
     pthread_mutex_destroy(&st->mu);
     pthread_rwlock_destroy(&st->grow);
     pthread_cond_destroy(&st->bg_cv);
@@ -797,11 +805,7 @@ static void *release_main(void *arg)
 static void release_later(ckpt_store *st)
 {
     int started = 0;
-    if (st->writer_fd >= 0)
-        close(st->writer_fd);
-    if (st->root_fd >= 0)
-        close(st->root_fd);
-    st->writer_fd = st->root_fd = -1;
+    drop_locks(st);
     pthread_once(&rel_once, rel_init);
     pthread_mutex_lock(&rel_mu);
     if (rel_n < sizeof rel_threads / sizeof rel_threads[0] &&
