@@ -1511,7 +1511,7 @@ int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
         return CKPT_E_INVAL;
     pthread_mutex_lock(&st->mu);
     *info = st->meta;
-    info->tagidx_pending = st->delta_pending;
+    uint64_t pending = st->delta_pending;
     pthread_mutex_unlock(&st->mu);
     if (st->opts.readonly) {
         /* a reader sees the meta of the last commit, re-read now */
@@ -1528,6 +1528,7 @@ int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
         if (rc)
             return rc;
     }
+    info->tagidx_pending = pending; /* a reader: as of its open */
     mdb_env_info(st->env, &ei);
     mdb_env_stat(st->env, &es);
     info->map_size = ei.me_mapsize;

@@ -434,7 +434,8 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
     return 0;
 }
 
-/* Check a chunk and append its entries to *ents (grown as needed); *n is
+/* Check a chunk and append its entries to *ents (grown as needed; ents
+ * NULL: only check them); *n is
  * the count so far. 0, ENOMEM, or MDB_CORRUPTED with where = what is wrong. */
 static int chunk_entries(struct dent **ents, size_t *n, size_t *cap, const MDB_val *key,
                          const MDB_val *val, char *where, size_t wlen)
@@ -453,11 +454,7 @@ static int chunk_entries(struct dent **ents, size_t *n, size_t *cap, const MDB_v
                  count, len);
         return MDB_CORRUPTED;
     }
-    if (ents == NULL) { /* only check the header (ckpt_tagidx_delta_scan) */
-        *n += count;
-        return 0;
-    }
-    if (*n + count > *cap) {
+    if (ents != NULL && *n + count > *cap) {
         size_t ncap = *cap ? *cap : 1024;
         while (ncap < *n + count)
             ncap *= 2;
@@ -476,11 +473,13 @@ static int chunk_entries(struct dent **ents, size_t *n, size_t *cap, const MDB_v
                      (unsigned long long)seq, i, count, off);
             return MDB_CORRUPTED;
         }
-        struct dent *d = &(*ents)[*n + i];
-        d->key = p + off + 3;
-        d->klen = (uint16_t)kl;
-        d->op = p[off];
-        d->seq = (uint32_t)(*n + i);
+        if (ents != NULL) { /* else only checked (ckpt_tagidx_delta_scan) */
+            struct dent *d = &(*ents)[*n + i];
+            d->key = p + off + 3;
+            d->klen = (uint16_t)kl;
+            d->op = p[off];
+            d->seq = (uint32_t)(*n + i);
+        }
         off += 3 + kl;
     }
     if (off != len) {
