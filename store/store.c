@@ -485,16 +485,20 @@ static unsigned merge_threshold(const ckpt_store *st)
 }
 
 /* Whether the delta is due for a merge: as many entries as the threshold,
- * or (now != 0) any that waited sync_ms (1 s if 0). Not after a failed
- * merge (a damaged chunk): merge_err says why. */
-static int merge_due(const ckpt_store *st, uint64_t now)
+ * or (by_age) any that waited sync_ms (1 s if 0). After a failed merge: a
+ * damaged chunk never again (merge_err says why, reads report it), other
+ * errors (a full disk) a second later. */
+static int merge_due(const ckpt_store *st, int by_age)
 {
-    if (!st->has_delta || st->delta_pending == 0 || st->merge_err)
+    if (!st->has_delta || st->delta_pending == 0)
+        return 0;
+    uint64_t now = mono_ms();
+    if (st->merge_err && (st->merge_err == CKPT_E_CORRUPT || now - st->merge_err_ms < 1000))
         return 0;
     if (st->delta_pending >= merge_threshold(st))
         return 1;
     unsigned wait = st->opts.sync_ms ? st->opts.sync_ms : 1000;
-    return now != 0 && now - st->delta_since_ms >= wait;
+    return by_age && now - st->delta_since_ms >= wait;
 }
 
 /* One merge transaction under st->mu: 0 (*more: chunks remain), ECANCELED
@@ -517,6 +521,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         ckpt_guard_pop(&g);
         poison_env(st->path);
         st->merge_err = CKPT_E_CORRUPT;
+        st->merge_err_ms = mono_ms();
         return ckpt_store_faulted(st, &g, "merging the tag index (a damaged page)");
     }
     for (;;) {
@@ -546,6 +551,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
             __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
         int code = rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
         st->merge_err = code;
+        st->merge_err_ms = mono_ms();
         if (rc == MDB_CORRUPTED && where[0])
             return ckpt_seterr(st, code, 0, "%s/data.mdb: merging the tag index: %s %s: the "
                                "database is damaged; its entries stay unmerged", st->path,
@@ -678,7 +684,9 @@ static int commit_locked(ckpt_store *st, int force)
         if (st->delta_since_ms == 0)
             st->delta_since_ms = mono_ms();
         if (merge_due(st, 0)) {
-            if (st->bg_running)
+            if (st->closing)
+                ; /* close does not merge: the delta stays for the next writer */
+            else if (st->bg_running)
                 pthread_cond_signal(&st->bg_cv);
             else
                 merge_all_locked(st, &no_stop); /* no background thread: here; an
@@ -746,7 +754,7 @@ static void *bg_main(void *arg)
             pthread_mutex_lock(&st->mu);
             last_sync = mono_ms();
         }
-        if (merge_due(st, mono_ms())) {
+        if (merge_due(st, 1)) {
             /* The tag index's delta, a slice at a time (others get st->mu
              * in between); close stops it at once (bg_stop: the slice's
              * transaction is abandoned, its chunks stay for the next
@@ -1451,7 +1459,9 @@ int ckpt_store_close(ckpt_store *st)
         bg_request_stop(st);
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
+        st->closing = 1;
         rc = commit_locked(st, 1);
+        st->closing = 0;
         if (rc)
             st->meta.clean = 0;
         pthread_mutex_unlock(&st->mu);
