@@ -470,6 +470,28 @@ static int sync_due(const ckpt_store *st)
     return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
 }
 
+/* End a write transaction: abort it after an error (rc), else commit it.
+ * The commit's result; when the map was full, it is grown and *again
+ * says to run the transaction again. *what names the step that failed. */
+static int txn_finish(ckpt_store *st, MDB_txn *txn, int rc, const char *volatile *what, int *again)
+{
+    *again = 0;
+    if (rc) {
+        mdb_txn_abort(txn);
+    } else {
+        *what = "mdb_txn_commit";
+        rc = mdb_txn_commit(txn);
+    }
+    if (rc != MDB_MAP_FULL)
+        return rc;
+    if ((rc = grow_map(st)) != 0) {
+        *what = "mdb_env_set_mapsize";
+        return rc;
+    }
+    *again = 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tag-index merge (format 3, tagidx.c "Format 3: the delta")          */
 /* ------------------------------------------------------------------ */
@@ -509,6 +531,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
     char where[200] = "";
     const char *volatile what = "mdb_txn_begin";
     uint64_t merged = 0;
+    int again;
     MDB_txn *txn = NULL;
     struct ckpt_guard g;
     int rc;
@@ -530,18 +553,8 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
             break;
         what = "merge";
         rc = ckpt_tagidx_merge(st, txn, MERGE_SLICE, stop, &merged, more, where, sizeof where);
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            what = "mdb_txn_commit";
-            rc = mdb_txn_commit(txn);
-        }
-        if (rc != MDB_MAP_FULL)
+        if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
             break;
-        if ((rc = grow_map(st)) != 0) {
-            what = "mdb_env_set_mapsize";
-            break;
-        }
     }
     ckpt_guard_pop(&g);
     if (rc == ECANCELED)
@@ -584,8 +597,8 @@ static int merge_all_locked(ckpt_store *st, const int *stop)
 static int commit_locked(ckpt_store *st, int force)
 {
     struct ckpt_store_info m;
-    const char *what = "begin";
-    int rc;
+    const char *volatile what = "begin";
+    int rc, again;
 
     struct ckpt_guard g;
     if ((rc = ckpt_store_check_failed(st)) != 0)
@@ -649,18 +662,8 @@ static int commit_locked(ckpt_store *st, int force)
             what = "meta";
             rc = put_meta(st, txn, &m);
         }
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            what = "mdb_txn_commit";
-            rc = mdb_txn_commit(txn);
-        }
-        if (rc != MDB_MAP_FULL)
+        if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
             break;
-        if ((rc = grow_map(st)) != 0) {
-            what = "mdb_env_set_mapsize";
-            break;
-        }
     }
     ckpt_guard_pop(&g);
     if (rc) {
