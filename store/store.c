@@ -1438,16 +1438,27 @@ int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank)
     return ckpt_store_open(out, &o);
 }
 
-int ckpt_store_checkpoint(ckpt_store *st)
+/* A writer's call of fn under st->mu. */
+static int writer_locked(ckpt_store *st, int (*fn)(ckpt_store *))
 {
     if (st == NULL)
         return CKPT_E_INVAL;
     if (st->opts.readonly)
         return CKPT_E_READONLY;
     pthread_mutex_lock(&st->mu);
-    int rc = commit_locked(st, 0);
+    int rc = fn(st);
     pthread_mutex_unlock(&st->mu);
     return rc;
+}
+
+static int checkpoint_locked(ckpt_store *st)
+{
+    return commit_locked(st, 0);
+}
+
+int ckpt_store_checkpoint(ckpt_store *st)
+{
+    return writer_locked(st, checkpoint_locked);
 }
 
 int ckpt_store_close(ckpt_store *st)
@@ -1503,17 +1514,15 @@ size_t ckpt_store_pending(ckpt_store *st)
     return n;
 }
 
+static int merge_tags_locked(ckpt_store *st)
+{
+    st->merge_err = 0; /* asked for: try again even after a failure */
+    return merge_all_locked(st, &no_stop);
+}
+
 int ckpt_store_merge_tags(ckpt_store *st)
 {
-    if (st == NULL)
-        return CKPT_E_INVAL;
-    if (st->opts.readonly)
-        return CKPT_E_READONLY;
-    pthread_mutex_lock(&st->mu);
-    st->merge_err = 0; /* asked for: try again even after a failure */
-    int rc = merge_all_locked(st, &no_stop);
-    pthread_mutex_unlock(&st->mu);
-    return rc;
+    return writer_locked(st, merge_tags_locked);
 }
 
 int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
