@@ -485,6 +485,90 @@ static void test_bitflip_object(void **state)
     expect_intact(f->root, 1);
 }
 
+/* LMDB's free-page list (database 0) damaged: LMDB reads that list at a
+ * writer's first page allocation and trusts the counts and sizes on its
+ * pages (reliability_damaged_random once caught LMDB copying past a heap
+ * buffer there). Two kinds: a record's page count raised far above what
+ * its value holds (LMDB's page walk finds nothing wrong), and the list's
+ * root page overwritten with garbage. A writer refuses the rank, naming the
+ * list (or the fault LMDB hit reading it), before any write transaction; a
+ * reader, which never reads the list, still opens it; the other rank is
+ * untouched. */
+static void free_list_case(void **state, int garbage)
+{
+    struct fix *f = *state;
+    char p[2048];
+    uint8_t meta[2][4096], pg_buf[4096];
+    uint64_t root[2], txn[2];
+    data_path(p, sizeof p, f->root, 0, "data.mdb");
+    FILE *fp = fopen(p, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fread(meta, 1, sizeof meta, fp), sizeof meta);
+    /* MDB_meta after the 16-byte page header: magic, version (4 bytes
+     * each), address, map size (8 each), then the free list's MDB_db (its
+     * root at byte 40 of the 48), the main database's, the last page and
+     * the transaction id */
+    for (int m = 0; m < 2; m++) {
+        memcpy(&root[m], meta[m] + 16 + 24 + 40, 8);
+        memcpy(&txn[m], meta[m] + 16 + 24 + 96 + 8, 8);
+    }
+    uint64_t pg = txn[0] > txn[1] ? root[0] : root[1];
+    assert_true(pg >= 2 && pg != UINT64_MAX); /* the pristine store has a free list */
+    assert_int_equal(fseek(fp, (long)(pg * 4096), SEEK_SET), 0);
+    assert_int_equal(fread(pg_buf, 1, sizeof pg_buf, fp), sizeof pg_buf);
+    if (garbage) {
+        uint64_t x = 6;
+        for (size_t i = 0; i < sizeof pg_buf; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            pg_buf[i] = (uint8_t)(x >> 56);
+        }
+    } else {
+        /* a leaf (flags at byte 10): its first node (offset at byte 16):
+         * data size (2 + 2 bytes), flags, key size, key, then the value,
+         * whose first word is the count */
+        uint16_t flags, off, ksize, nflags;
+        memcpy(&flags, pg_buf + 10, 2);
+        assert_true(flags & 0x02);
+        memcpy(&off, pg_buf + 16, 2);
+        memcpy(&nflags, pg_buf + off + 4, 2);
+        memcpy(&ksize, pg_buf + off + 6, 2);
+        assert_int_equal(nflags & 0x01, 0); /* the value is on the page */
+        uint64_t count = 1u << 20;
+        memcpy(pg_buf + off + 8 + ksize, &count, 8);
+    }
+    assert_int_equal(fseek(fp, (long)(pg * 4096), SEEK_SET), 0);
+    assert_int_equal(fwrite(pg_buf, 1, sizeof pg_buf, fp), sizeof pg_buf);
+    assert_int_equal(fclose(fp), 0);
+
+    /* LMDB may fault on the garbage while the list is checked: the guard
+     * turns that into the same error, as in a server (ckpt-workload and
+     * the tools install it) */
+    struct rel_outcome out;
+    assert_int_equal(ckpt_fault_guard_install(), 0);
+    expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
+    expect("map restart", probe_map, f->root, 0, CKPT_E_CORRUPT, &out);
+    ckpt_fault_guard_uninstall();
+    has(out.msg, "rank-0/data.mdb", "map restart");
+    if (garbage) {
+        if (strstr(out.msg, "free-page list is damaged") == NULL && strstr(out.msg, "faulted") == NULL)
+            fail_msg("map restart: \"%s\" names neither the free-page list nor a fault", out.msg);
+    } else {
+        has(out.msg, "free-page list is damaged", "map restart");
+        has(out.msg, "count does not match its size", "map restart");
+    }
+    expect_intact(f->root, 1);
+}
+
+static void test_damaged_free_list_count(void **state)
+{
+    free_list_case(state, 0);
+}
+
+static void test_damaged_free_list_garbage(void **state)
+{
+    free_list_case(state, 1);
+}
+
 /* The same inside a kvtag record. */
 static void test_bitflip_kvtag(void **state)
 {
@@ -1112,6 +1196,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_truncated_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bitflip_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bitflip_kvtag, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_free_list_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_free_list_garbage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_version, setup, teardown),
