@@ -148,14 +148,15 @@ __attribute__((always_inline)) static inline int ck_field(struct bench_record *o
 
 /* Field number of a key of klen bytes, or -1: position `hint` first
  * (records keep their fields in order), then every name; lengths are
- * compared before bytes. Both codecs' one-pass decodes use it. */
+ * compared before bytes (bulki.h's short-key compare: words, not a memcmp
+ * call, as the index's own lookups). Both codecs' one-pass decodes use it. */
 static int field_of(const char *key, size_t klen, int hint)
 {
     if (hint < NFIELDS && bench_field_len[hint] == klen &&
-        memcmp(bench_field_name[hint], key, klen) == 0)
+        bulki_key_eq_(bench_field_name[hint], key, klen))
         return hint;
     for (int i = 0; i < NFIELDS; i++)
-        if (bench_field_len[i] == klen && memcmp(bench_field_name[i], key, klen) == 0)
+        if (bench_field_len[i] == klen && bulki_key_eq_(bench_field_name[i], key, klen))
             return i;
     return -1;
 }
