@@ -363,9 +363,11 @@ CKPT_API int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i);
  * Inline fast paths for a record decoder's loop over its fields: each
  * gives exactly the result of the function named without `_inline` (and
  * calls it for everything but the common case), without a call in the
- * common case: the pair after the previous hit for a lookup, the exact
+ * common case: the pair after the previous hit for a lookup, a base-type
+ * value with a three-byte header for a view or a field getter, the exact
  * type for a getter. test_bulki_index compares each with its function on
- * every view of every test vector and on hand-made views.
+ * every pair and view of every test vector and on hand-made pairs and
+ * views.
  */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) &&                    \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
