@@ -533,17 +533,19 @@ static inline int bulki_ent_str_inline(const char **s, size_t *len, const bulki_
 }
 
 /* The three header bytes of pair f's value (size | type byte << 8 |
- * count << 16), and its payload, if the value lies in ix's buffer and its
- * header is three bytes of which the size says the payload runs to
- * f->value_end; else 0 (the getters' functions answer). */
+ * count << 16) and its payload, if the value lies in ix's buffer and is
+ * `bytes` long (4..112: a one-byte size); else 0 (the getters' functions
+ * answer). The notional size of a base-type value is its payload's plus
+ * 18 (PDC's in-memory header): a three-byte header whose size byte is
+ * bytes + 15 says the payload runs exactly to f->value_end. */
 static inline uint32_t bulki_field_hdr_(const uint8_t **payload, const bulki_index *ix,
-                                        const bulki_field *f)
+                                        const bulki_field *f, size_t bytes)
 {
     const uint8_t *b = ix->map.base;
-    size_t off = f->value_off, end = f->value_end;
+    size_t off = f->value_off;
     uint32_t w;
-    /* 4..112 bytes (off < end; a one-byte size, below 128) in the buffer */
-    if (end - off - 4 > 112 - 4 || end > ix->map.base_len || b == NULL)
+    if (f->value_end - off != bytes || bytes - 4 > 112 - 4 || f->value_end > ix->map.base_len ||
+        b == NULL)
         return 0;
     if (BULKI_LE_) {
         memcpy(&w, b + off, 4);
@@ -551,10 +553,6 @@ static inline uint32_t bulki_field_hdr_(const uint8_t **payload, const bulki_ind
     } else {
         w = (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 | (uint32_t)b[off + 2] << 16;
     }
-    /* the notional size is the payload's plus 18 (PDC's in-memory header);
-     * a one-byte count */
-    if ((w & 0xFFu) != end - off + 15 || (w >> 16) >= 0x80)
-        return 0;
     *payload = b + off + 3;
     return w;
 }
@@ -565,7 +563,7 @@ static inline int bulki_field_u64_inline(uint64_t *out, const bulki_index *ix,
                                          const bulki_field *f)
 {
     const uint8_t *p;
-    if (BULKI_LE_ && bulki_field_hdr_(&p, ix, f) == BULKI_HDR_(26, BULKI_T_UINT64, 1)) {
+    if (BULKI_LE_ && bulki_field_hdr_(&p, ix, f, 11) == BULKI_HDR_(26, BULKI_T_UINT64, 1)) {
         memcpy(out, p, 8);
         return 0;
     }
@@ -576,12 +574,14 @@ static inline int bulki_field_i64_inline(int64_t *out, const bulki_index *ix,
                                          const bulki_field *f)
 {
     const uint8_t *p;
-    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f) : 0;
-    if (w == BULKI_HDR_(26, BULKI_T_INT64, 1)) {
+    size_t n = f->value_end - f->value_off;
+    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f, n) : 0;
+    /* the size byte says the payload's length: it must end the pair */
+    if (w == BULKI_HDR_(26, BULKI_T_INT64, 1) && n == 11) {
         memcpy(out, p, 8);
         return 0;
     }
-    if (w == BULKI_HDR_(22, BULKI_T_INT32, 1) || w == BULKI_HDR_(22, BULKI_T_INT, 1)) {
+    if ((w == BULKI_HDR_(22, BULKI_T_INT32, 1) || w == BULKI_HDR_(22, BULKI_T_INT, 1)) && n == 7) {
         int32_t v;
         memcpy(&v, p, 4);
         *out = v;
@@ -594,12 +594,12 @@ static inline int bulki_field_str_inline(const char **s, size_t *len, const bulk
                                          const bulki_field *f)
 {
     const uint8_t *p;
-    uint32_t w = bulki_field_hdr_(&p, ix, f);
-    /* a string item with its NUL: payload_len = plen - 1 */
-    if ((w & 0xFFFF00u) == BULKI_HDR_(0, BULKI_T_STRING, 1)) {
+    size_t n = f->value_end - f->value_off;
+    /* a string item with its NUL: payload_len = n - 3 - 1 */
+    if (bulki_field_hdr_(&p, ix, f, n) == BULKI_HDR_(n + 15, BULKI_T_STRING, 1)) {
         *s = (const char *)p;
         if (len)
-            *len = f->value_end - f->value_off - 4;
+            *len = n - 4;
         return 0;
     }
     return bulki_field_str(s, len, ix, f);
@@ -609,14 +609,14 @@ static inline int bulki_field_elem_u64_inline(uint64_t *out, const bulki_index *
                                               const bulki_field *f, uint64_t i)
 {
     const uint8_t *p;
-    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f) : 0;
-    /* a PDC_UINT64 array or item: element i of count, within the payload */
-    if (((w >> 8) & 0xFFu) == (BULKI_T_UINT64 | BULKI_ARRAY << 5) ||
-        ((w >> 8) & 0xFFu) == BULKI_T_UINT64) {
-        if (i < (w >> 16) && i < (f->value_end - f->value_off - 3) / 8) {
-            memcpy(out, p + i * 8, 8);
-            return 0;
-        }
+    size_t n = f->value_end - f->value_off;
+    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f, n) : 0;
+    /* a PDC_UINT64 array or item with a one-byte count: element i of
+     * count, within the payload */
+    if ((w & 0x80DFFFu) == BULKI_HDR_(n + 15, BULKI_T_UINT64, 0) && i < (w >> 16) &&
+        i < (n - 3) / 8) {
+        memcpy(out, p + i * 8, 8);
+        return 0;
     }
     return bulki_field_elem_u64(out, ix, f, i);
 }
