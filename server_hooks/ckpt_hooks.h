@@ -129,10 +129,13 @@ struct ckpt_hooks_opts {
      * library itself never prints. NULL: off. */
     void (*progress)(void *progress_arg, uint64_t done, uint64_t total);
     void *progress_arg;
+    /* merge the tag index's delta once this many entries are pending
+     * (ckpt_store_opts.tagidx_merge; 0: the default) */
+    unsigned tagidx_merge;
 };
 #define CKPT_HOOKS_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL,  \
-     CKPT_SYNC_KB_DEFAULT, NULL, NULL}
+     CKPT_SYNC_KB_DEFAULT, NULL, NULL, 0u}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the

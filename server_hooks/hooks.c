@@ -56,7 +56,8 @@ int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t r
     if ((rc = env_uint("PDC_CKPT_COMMIT_EVERY", &o->commit_every)) != 0 ||
         (rc = env_uint("PDC_CKPT_COMMIT_MS", &o->commit_ms)) != 0 ||
         (rc = env_uint("PDC_CKPT_SYNC_MS", &o->sync_ms)) != 0 ||
-        (rc = env_uint("PDC_CKPT_SYNC_KB", &o->sync_kb)) != 0)
+        (rc = env_uint("PDC_CKPT_SYNC_KB", &o->sync_kb)) != 0 ||
+        (rc = env_uint("PDC_CKPT_TAGIDX_MERGE", &o->tagidx_merge)) != 0)
         return rc;
     if (sync && *sync) {
         int m = ckpt_sync_mode_parse(sync);
@@ -87,6 +88,7 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.sync_mode = o->sync_mode;
     so.sync_ms = o->sync_ms;
     so.sync_kb = o->sync_kb;
+    so.tagidx_merge = o->tagidx_merge;
     so.map_size = o->map_size;
     so.readonly = readonly;
     so.create = !readonly && create;

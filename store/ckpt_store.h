@@ -76,7 +76,7 @@ CKPT_API const char *ckpt_errname(int err);
 
 /* ---- layout constants ---- */
 #define CKPT_FORMAT_MAGIC "pdc-ckpt"
-#define CKPT_FORMAT_VERSION 2u
+#define CKPT_FORMAT_VERSION 3u
 /* Longest object/container/tag name accepted (PDC's own limit is 1023). */
 #define CKPT_NAME_MAX 4096u
 /* Names up to this many bytes are stored whole in keys; longer ones as a
@@ -154,11 +154,17 @@ struct ckpt_store_opts {
      * never has much to flush, however fast the server writes
      * (docs/STORE.md, "Sync modes"); 0: only every sync_ms */
     unsigned sync_kb;
+    /* Format 3: a commit appends its tag-index entries to a delta, merged
+     * into the tag index by the background thread once this many are
+     * pending, or once they waited sync_ms (docs/STORE.md, "The tag
+     * index's delta"); 0: CKPT_TAGIDX_MERGE_DEFAULT */
+    unsigned tagidx_merge;
 };
-#define CKPT_SYNC_KB_DEFAULT 2048u
+#define CKPT_TAGIDX_MERGE_DEFAULT 16384u
+#define CKPT_SYNC_KB_DEFAULT 64u
 #define CKPT_STORE_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
-     CKPT_SYNC_KB_DEFAULT}
+     CKPT_SYNC_KB_DEFAULT, 0u}
 
 /* What meta says about a store (ckpt_store_info). */
 struct ckpt_store_info {
@@ -176,6 +182,9 @@ struct ckpt_store_info {
     uint64_t commits;
     size_t map_size;          /* current LMDB map size */
     size_t map_used;          /* bytes of the map in use (last page * page size) */
+    uint64_t tagidx_pending;  /* format 3: tag-index entries committed to the delta
+                               * and not merged yet (a reader: as of its open);
+                               * every read sees them either way */
 };
 
 typedef struct ckpt_store ckpt_store;
@@ -222,6 +231,10 @@ CKPT_API int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st);
 CKPT_API const char *ckpt_store_path(const ckpt_store *st);
 /* Mutations staged and not yet committed. */
 CKPT_API size_t ckpt_store_pending(ckpt_store *st);
+/* Merge the tag index's whole delta now, in the caller's thread (the
+ * background thread does it by itself: ckpt_store_opts.tagidx_merge). A
+ * writer only: CKPT_E_READONLY for a reader. */
+CKPT_API int ckpt_store_merge_tags(ckpt_store *st);
 
 /* Record the rank count the store was first written with (a re-homing
  * carries it over from the old layout); committed with the next commit. */

@@ -57,6 +57,8 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     if ((tx = malloc(sizeof *tx)) == NULL)
         return CKPT_E_NOMEM;
     tx->st = st;
+    tx->view = NULL;
+    tx->view_built = 0;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         /* a transaction begun is ended (read-only: that only releases its
@@ -143,6 +145,7 @@ void ckpt_rtxn_end(ckpt_rtxn *tx)
         return;
     mdb_txn_abort(tx->txn);
     pthread_rwlock_unlock(&tx->st->grow);
+    ckpt_tagidx_view_free(tx->view);
     free(tx);
 }
 
@@ -163,7 +166,7 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
     }
     if (db == CKPT_DB_TAG_INDEX) {
         /* logical key namekey . owner (tagidx.c); its value is always empty */
-        rc = ckpt_tagidx_get(tx->st, tx->txn, &cur, key, klen);
+        rc = ckpt_tagidx_get(tx, &cur, key, klen);
         v.mv_size = 0;
         v.mv_data = "";
     } else {
@@ -172,6 +175,8 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
     ckpt_guard_pop(&g);
     if (cur != NULL)
         mdb_cursor_close(cur);
+    if (rc == CKPT_TAGIDX_REPORTED)
+        return CKPT_E_CORRUPT;
     if (rc == 0 && !ckpt_rtxn_in_map(tx, &v))
         return outside_map(tx, db, "value", &v);
     if (rc == MDB_NOTFOUND)
@@ -343,6 +348,8 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
         mdb_cursor_close(cur);
         if (rc == 0)
             return cb_rc;
+        if (rc == CKPT_TAGIDX_REPORTED)
+            return CKPT_E_CORRUPT;
         return read_failed(tx, rc, "iterating", db);
     }
     k.mv_size = plen;
@@ -410,26 +417,42 @@ int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb 
     return ckpt_iter(tx, CKPT_DB_TAG_INDEX, k, n, cb, payload);
 }
 
+/* The tag index (format 3): its logical entries, delta included, and the
+ * pages of kvtag_name and of its delta. */
 int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
 {
-    MDB_stat ms;
+    MDB_stat ms, ds = {0};
+    MDB_cursor *volatile cur = NULL;
     struct ckpt_guard g;
+    uint64_t n;
     if (tx == NULL || db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         char where[64];
         ckpt_guard_pop(&g);
+        if (cur != NULL)
+            mdb_cursor_close(cur); /* a read-only txn's cursor: only freed */
         snprintf(where, sizeof where, "stat of %s", ckpt_db_name(db));
         return ckpt_store_faulted(tx->st, &g, where);
     }
     int rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms);
+    n = ms.ms_entries;
+    if (rc == 0 && db == CKPT_DB_TAG_INDEX && tx->st->has_delta &&
+        (rc = mdb_stat(tx->txn, tx->st->delta_dbi, &ds)) == 0)
+        rc = ckpt_tagidx_count(tx, &cur, ms.ms_entries, &n);
     ckpt_guard_pop(&g);
+    if (cur != NULL)
+        mdb_cursor_close(cur);
+    if (rc == CKPT_TAGIDX_REPORTED)
+        return CKPT_E_CORRUPT;
     if (rc)
         return read_failed(tx, rc, "stat of", db);
     if (entries)
-        *entries = ms.ms_entries;
+        *entries = n;
     if (bytes)
-        *bytes = (uint64_t)(ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages) * ms.ms_psize;
+        *bytes = (uint64_t)(ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages +
+                            ds.ms_branch_pages + ds.ms_leaf_pages + ds.ms_overflow_pages) *
+                 ms.ms_psize;
     return 0;
 }

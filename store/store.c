@@ -82,6 +82,16 @@ static size_t tagidx_key(uint8_t *out, const uint8_t *kv, size_t klen)
     return klen;
 }
 
+/* A commit's tag-index put or delete: logged to the delta (format 3,
+ * tagidx.c), which a writer always has. */
+static int idx_log(ckpt_store *st, MDB_txn *txn, int op, const uint8_t *lkey, size_t klen)
+{
+    if (!st->has_delta)
+        return op == TAGIDX_OP_PUT ? ckpt_tagidx_put(st, txn, lkey, klen)
+                                   : ckpt_tagidx_del(st, txn, lkey, klen);
+    return ckpt_tagidx_log(st, op, lkey, klen);
+}
+
 /* Delete every key of dbi starting with prefix; kvtag deletions also drop
  * their tag-index entries. */
 static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefix, size_t plen)
@@ -106,7 +116,7 @@ static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefi
             break;
         if (db == CKPT_DB_KVTAG && k.mv_size > 8 && k.mv_size <= sizeof ik) {
             size_t n = tagidx_key(ik, k.mv_data, k.mv_size);
-            if ((rc = ckpt_tagidx_del(st, txn, ik, n)) != 0)
+            if ((rc = idx_log(st, txn, TAGIDX_OP_DEL, ik, n)) != 0)
                 break;
         }
         if ((rc = mdb_cursor_del(cur, 0)) != 0)
@@ -251,11 +261,11 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     switch (h->kind) {
     case OP_PUT:
         if (h->db == CKPT_DB_TAG_INDEX)
-            return ckpt_tagidx_put(st, txn, k, h->klen);
+            return idx_log(st, txn, TAGIDX_OP_PUT, k, h->klen);
         return put_app(txn, st->dbi[h->db], k, h->klen, v, h->vlen);
     case OP_DEL:
         if (h->db == CKPT_DB_TAG_INDEX)
-            return ckpt_tagidx_del(st, txn, k, h->klen);
+            return idx_log(st, txn, TAGIDX_OP_DEL, k, h->klen);
         return del_quiet(txn, st->dbi[h->db], k, h->klen);
     case OP_PUT_OBJ:
         return put_named(st, txn, 1, k, a, h->alen, v, h->vlen);
@@ -268,11 +278,11 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     case OP_PUT_KVTAG:
         if ((rc = put_app(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
             return rc;
-        return ckpt_tagidx_put(st, txn, ik, tagidx_key(ik, k, h->klen));
+        return idx_log(st, txn, TAGIDX_OP_PUT, ik, tagidx_key(ik, k, h->klen));
     case OP_DEL_KVTAG:
         if ((rc = del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
             return rc;
-        return ckpt_tagidx_del(st, txn, ik, tagidx_key(ik, k, h->klen));
+        return idx_log(st, txn, TAGIDX_OP_DEL, ik, tagidx_key(ik, k, h->klen));
     default:
         return EINVAL;
     }
@@ -358,19 +368,30 @@ static int apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *do
         if (rc)
             return rc;
     }
-    /* Then their tag-index entries, in the index's order (name, then
-     * owner): one cursor, each name's last owner looked up once
-     * (ckpt_tagidx_put_next). Puts into two databases commute. */
-    if (n > 1)
-        qsort(st->run, n, sizeof *st->run, run_idx_cmp);
-    struct ckpt_tagidx_run r = CKPT_TAGIDX_RUN_INIT;
+    /* Then their tag-index entries. Format 3 logs them to the delta (the
+     * merge sorts them). Without a delta (never a writer's store today):
+     * in the index's order (name, then owner), through one cursor, each
+     * name's last owner looked up once (ckpt_tagidx_put_next). Puts into
+     * two databases commute. */
     uint8_t ik[CKPT_NAMEKEY_MAX + 8];
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const struct op_hdr *h = st->run[i].h;
-        rc = ckpt_tagidx_put_next(st, txn, &r, ik, tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
+    if (st->has_delta) {
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const struct op_hdr *h = st->run[i].h;
+            rc = ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik,
+                                 tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
+        }
+    } else {
+        if (n > 1)
+            qsort(st->run, n, sizeof *st->run, run_idx_cmp);
+        struct ckpt_tagidx_run r = CKPT_TAGIDX_RUN_INIT;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const struct op_hdr *h = st->run[i].h;
+            rc = ckpt_tagidx_put_next(st, txn, &r, ik,
+                                      tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
+        }
+        ckpt_tagidx_run_end(&r);
     }
-    ckpt_tagidx_run_end(&r);
     if (rc)
         return rc;
     *off = o;
@@ -449,6 +470,109 @@ static int sync_due(const ckpt_store *st)
     return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
 }
 
+/* ------------------------------------------------------------------ */
+/* Tag-index merge (format 3, tagidx.c "Format 3: the delta")          */
+/* ------------------------------------------------------------------ */
+
+static const int no_stop = 0;
+
+/* Entries a merge slice takes (whole chunks, so a little more). */
+#define MERGE_SLICE 65536u
+
+static unsigned merge_threshold(const ckpt_store *st)
+{
+    return st->opts.tagidx_merge ? st->opts.tagidx_merge : CKPT_TAGIDX_MERGE_DEFAULT;
+}
+
+/* Whether the delta is due for a merge: as many entries as the threshold,
+ * or (now != 0) any that waited sync_ms (1 s if 0). Not after a failed
+ * merge (a damaged chunk): merge_err says why. */
+static int merge_due(const ckpt_store *st, uint64_t now)
+{
+    if (!st->has_delta || st->delta_pending == 0 || st->merge_err)
+        return 0;
+    if (st->delta_pending >= merge_threshold(st))
+        return 1;
+    unsigned wait = st->opts.sync_ms ? st->opts.sync_ms : 1000;
+    return now != 0 && now - st->delta_since_ms >= wait;
+}
+
+/* One merge transaction under st->mu: 0 (*more: chunks remain), ECANCELED
+ * when *stop rose (nothing merged), else a CKPT_E_* error, also kept in
+ * merge_err. */
+static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
+{
+    char where[200] = "";
+    const char *volatile what = "mdb_txn_begin";
+    uint64_t merged = 0;
+    MDB_txn *txn = NULL;
+    struct ckpt_guard g;
+    int rc;
+    *more = 0;
+    if ((rc = ckpt_store_check_failed(st)) != 0)
+        return rc;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        /* as in commit_locked: the transaction is abandoned where it was */
+        ckpt_guard_pop(&g);
+        poison_env(st->path);
+        st->merge_err = CKPT_E_CORRUPT;
+        return ckpt_store_faulted(st, &g, "merging the tag index (a damaged page)");
+    }
+    for (;;) {
+        rc = mdb_txn_begin(st->env, NULL, 0, &txn);
+        if (rc)
+            break;
+        what = "merge";
+        rc = ckpt_tagidx_merge(st, txn, MERGE_SLICE, stop, &merged, more, where, sizeof where);
+        if (rc) {
+            mdb_txn_abort(txn);
+        } else {
+            what = "mdb_txn_commit";
+            rc = mdb_txn_commit(txn);
+        }
+        if (rc != MDB_MAP_FULL)
+            break;
+        if ((rc = grow_map(st)) != 0) {
+            what = "mdb_env_set_mapsize";
+            break;
+        }
+    }
+    ckpt_guard_pop(&g);
+    if (rc == ECANCELED)
+        return rc;
+    if (rc) {
+        if (rc == MDB_PANIC)
+            __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
+        int code = rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
+        st->merge_err = code;
+        if (rc == MDB_CORRUPTED && where[0])
+            return ckpt_seterr(st, code, 0, "%s/data.mdb: merging the tag index: %s %s: the "
+                               "database is damaged; its entries stay unmerged", st->path,
+                               CKPT_DELTA_DB, where);
+        return ckpt_seterr(st, code, rc, "%s/data.mdb: merging the tag index failed at %s; its "
+                           "entries stay in %s", st->path, what, CKPT_DELTA_DB);
+    }
+    st->merge_err = 0;
+    if (*more) {
+        st->delta_pending = st->delta_pending > merged ? st->delta_pending - merged : 0;
+    } else {
+        st->delta_pending = 0;
+        st->delta_since_ms = 0;
+    }
+    st->commits_since_sync++;
+    return 0;
+}
+
+/* Merge every chunk, a slice at a time, with st->mu held. */
+static int merge_all_locked(ckpt_store *st, const int *stop)
+{
+    int more = 1, rc = 0;
+    while (more && st->delta_pending > 0 && (rc = merge_slice_locked(st, stop, &more)) == 0)
+        ;
+    return rc;
+}
+
 /* Apply the whole batch and commit it, growing the map as needed. Called
  * with st->mu held. `force` commits even an empty batch (meta changes). */
 static int commit_locked(ckpt_store *st, int force)
@@ -475,9 +599,13 @@ static int commit_locked(ckpt_store *st, int force)
         st->last_commit_err = CKPT_E_CORRUPT;
         return ckpt_store_faulted(st, &g, "committing (the write transaction read a damaged page)");
     }
+    uint64_t seq = st->delta_seq;
     for (;;) {
         MDB_txn *txn;
         size_t off = 0, done = 0;
+        st->dbuf_len = 0;
+        st->dbuf_n = 0;
+        seq = st->delta_seq;
         m = st->meta;
         m.mutations += st->nops;
         m.commits++;
@@ -506,6 +634,10 @@ static int commit_locked(ckpt_store *st, int force)
             }
             off += op_size(h);
             done++;
+        }
+        if (rc == 0 && st->dbuf_n > 0) {
+            what = "kvtag_delta";
+            rc = ckpt_tagidx_log_flush(st, txn, &seq);
         }
         if (rc == 0) {
             what = "meta";
@@ -540,6 +672,21 @@ static int commit_locked(ckpt_store *st, int force)
     }
     st->meta = m;
     st->id_seq_committed = m.id_seq;
+    st->delta_seq = seq;
+    if (st->dbuf_n > 0) {
+        st->delta_pending += st->dbuf_n;
+        if (st->delta_since_ms == 0)
+            st->delta_since_ms = mono_ms();
+        if (merge_due(st, 0)) {
+            if (st->bg_running)
+                pthread_cond_signal(&st->bg_cv);
+            else
+                merge_all_locked(st, &no_stop); /* no background thread: here; an
+                                                 * error stays in merge_err */
+        }
+    }
+    st->dbuf_len = 0;
+    st->dbuf_n = 0;
     st->commits_since_sync++;
     st->bytes_since_sync += st->log_len;
     if (st->opts.sync_mode != CKPT_SYNC_EVERY && sync_due(st))
@@ -569,7 +716,7 @@ static void *bg_main(void *arg)
     ckpt_store *st = arg;
     uint64_t last_sync = mono_ms();
     pthread_mutex_lock(&st->mu);
-    while (!st->bg_stop) {
+    while (!__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
         unsigned tick = 1000;
         if (st->opts.commit_ms && st->opts.commit_ms < tick)
             tick = st->opts.commit_ms;
@@ -584,7 +731,7 @@ static void *bg_main(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&st->bg_cv, &st->mu, &ts);
-        if (st->bg_stop)
+        if (__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
             break;
         uint64_t now = mono_ms();
         if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms &&
@@ -599,6 +746,32 @@ static void *bg_main(void *arg)
             pthread_mutex_lock(&st->mu);
             last_sync = mono_ms();
         }
+        if (merge_due(st, mono_ms())) {
+            /* The tag index's delta, a slice at a time (others get st->mu
+             * in between); close stops it at once (bg_stop: the slice's
+             * transaction is abandoned, its chunks stay for the next
+             * merge). Then sync, so that close does not have to write the
+             * pages the merge rewrote. */
+            int more = 1, merged = 0;
+            while (more && st->delta_pending > 0 && !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
+                if (merge_slice_locked(st, &st->bg_stop, &more) != 0)
+                    break; /* ECANCELED, or an error kept in merge_err */
+                merged = 1;
+                if (more) {
+                    pthread_mutex_unlock(&st->mu);
+                    pthread_mutex_lock(&st->mu);
+                }
+            }
+            if (merged && st->opts.sync_mode != CKPT_SYNC_EVERY &&
+                !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
+                st->commits_since_sync = 0;
+                st->bytes_since_sync = 0;
+                pthread_mutex_unlock(&st->mu);
+                mdb_env_sync(st->env, 1);
+                pthread_mutex_lock(&st->mu);
+                last_sync = mono_ms();
+            }
+        }
     }
     pthread_mutex_unlock(&st->mu);
     return NULL;
@@ -608,7 +781,7 @@ static void bg_start(ckpt_store *st)
 {
     if (st->opts.readonly || (st->opts.commit_ms == 0 && st->opts.sync_mode == CKPT_SYNC_EVERY))
         return;
-    st->bg_stop = 0;
+    __atomic_store_n(&st->bg_stop, 0, __ATOMIC_RELEASE);
     if (pthread_create(&st->bg, NULL, bg_main, st) == 0)
         st->bg_running = 1;
 }
@@ -619,8 +792,10 @@ static void bg_request_stop(ckpt_store *st)
 {
     if (!st->bg_running)
         return;
+    /* first without st->mu, which a merge holds: it reads bg_stop as it
+     * goes and gives up at once */
+    __atomic_store_n(&st->bg_stop, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&st->mu);
-    st->bg_stop = 1;
     pthread_cond_signal(&st->bg_cv);
     pthread_mutex_unlock(&st->mu);
 }
@@ -733,6 +908,7 @@ static void release(ckpt_store *st)
     pthread_cond_destroy(&st->bg_cv);
     free(st->log);
     free(st->run);
+    free(st->dbuf);
     free(st->path);
     free(st);
 }
@@ -912,6 +1088,31 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                "from format 1 to %u failed at the tag index; nothing was changed",
                                st->path, CKPT_FORMAT_VERSION);
         st->meta.format_version = CKPT_FORMAT_VERSION;
+    }
+    /* Format 3's tag-index delta (tagidx.c): a writer creates it in a
+     * format 2 store (an empty delta is format 2's index as it is) and
+     * counts what an earlier writer left unmerged; a reader of format 3
+     * overlays it on every read of the tag index. */
+    if (!rdonly || version >= 3) {
+        rc = mdb_dbi_open(txn, CKPT_DELTA_DB, rdonly ? 0 : MDB_CREATE, &st->delta_dbi);
+        if (rc == MDB_NOTFOUND && rdonly)
+            return 0; /* none: empty (LMDB's compacting copy leaves out an empty one) */
+        if (rc)
+            return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
+                               "%s/data.mdb: cannot open database %s", st->path, CKPT_DELTA_DB);
+        st->has_delta = 1;
+        char where[160] = "";
+        rc = ckpt_tagidx_delta_scan(st, txn, where, sizeof where);
+        if (rc == MDB_CORRUPTED && rdonly)
+            rc = 0; /* a reader may still read the rest; reads of the tag index say what is wrong */
+        if (rc != 0)
+            return ckpt_seterr(NULL, rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
+                               "%s/data.mdb: reading %s: %s%s", st->path, CKPT_DELTA_DB,
+                               where[0] ? where : "", where[0] ? ": the database is damaged" : "");
+        if (st->delta_pending > 0)
+            st->delta_since_ms = mono_ms();
+        if (!rdonly)
+            st->meta.format_version = CKPT_FORMAT_VERSION;
     }
     return 0;
 }
@@ -1289,6 +1490,19 @@ size_t ckpt_store_pending(ckpt_store *st)
     return n;
 }
 
+int ckpt_store_merge_tags(ckpt_store *st)
+{
+    if (st == NULL)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return CKPT_E_READONLY;
+    pthread_mutex_lock(&st->mu);
+    st->merge_err = 0; /* asked for: try again even after a failure */
+    int rc = merge_all_locked(st, &no_stop);
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
 int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
 {
     MDB_envinfo ei;
@@ -1297,6 +1511,7 @@ int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
         return CKPT_E_INVAL;
     pthread_mutex_lock(&st->mu);
     *info = st->meta;
+    uint64_t pending = st->delta_pending;
     pthread_mutex_unlock(&st->mu);
     if (st->opts.readonly) {
         /* a reader sees the meta of the last commit, re-read now */
@@ -1313,6 +1528,7 @@ int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
         if (rc)
             return rc;
     }
+    info->tagidx_pending = pending; /* a reader: as of its open */
     mdb_env_info(st->env, &ei);
     mdb_env_stat(st->env, &es);
     info->map_size = ei.me_mapsize;

@@ -46,6 +46,20 @@ struct ckpt_store {
      * store opened read-only). Every read and write of CKPT_DB_TAG_INDEX
      * goes through tagidx.c, which shows both as format 1's logical keys. */
     int tagidx_dup;
+    /* Format 3: the tag index's recent entries (tagidx.c, "The delta").
+     * A commit logs its tag-index puts and deletes into dbuf, then appends
+     * them to the kvtag_delta database as chunks; the background thread
+     * merges chunks into kvtag_name (ckpt_tagidx_merge); every read of the
+     * tag index overlays what is still in the delta. */
+    int has_delta;          /* kvtag_delta is open (format 3) */
+    MDB_dbi delta_dbi;
+    uint8_t *dbuf;          /* this commit attempt's tag-index ops */
+    size_t dbuf_len, dbuf_cap;
+    uint32_t dbuf_n;
+    uint64_t delta_seq;     /* key of the next chunk */
+    uint64_t delta_pending; /* committed entries not yet merged (under mu) */
+    uint64_t delta_since_ms;/* mono ms of the oldest unmerged commit, 0 if none */
+    int merge_err;          /* last merge's error (CKPT_E_*), 0 if it succeeded */
     size_t map_size;
     unsigned psize;         /* LMDB's page size */
     int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
@@ -92,6 +106,8 @@ struct ckpt_rtxn {
      * value LMDB returns must lie inside (a damaged node can point
      * anywhere, and the caller would fault reading it) */
     const char *map_lo, *map_hi;
+    struct ckpt_tagidx_view *view; /* tagidx.c: the delta's overlay, once read */
+    int view_built;
 };
 
 /* guard.c: a recovery point for one stretch of LMDB calls. Use:
@@ -158,8 +174,7 @@ int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r
                          const uint8_t *lkey, size_t klen);
 void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r);
 int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
-int ckpt_tagidx_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, const uint8_t *lkey,
-                    size_t klen);
+int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
 int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
                      size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);
 /* read.c: whether a key or value LMDB returned lies in the map's
@@ -168,6 +183,40 @@ int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
 /* Format 1 -> 2 inside the open write transaction: rebuild the tag index
  * as DUPSORT from the kvtag database. */
 int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
+
+/* tagidx.c, format 3's delta. A commit's tag-index put (TAGIDX_OP_PUT) or
+ * delete (TAGIDX_OP_DEL) of a logical key goes to st->dbuf; 0 or ENOMEM. */
+enum { TAGIDX_OP_PUT = 1, TAGIDX_OP_DEL = 2 };
+int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen);
+/* Append st->dbuf to kvtag_delta in the commit's transaction, as chunks
+ * keyed from *seq on (advanced; the caller adopts it once the commit
+ * succeeded). */
+int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq);
+/* Merge the oldest chunks of kvtag_delta (at least one, then whole chunks
+ * up to about max_entries entries) into kvtag_name and delete them, inside
+ * txn. *stop is read now and then: once it is non-zero the merge returns
+ * ECANCELED (abort the transaction: nothing was merged). *merged: entries
+ * merged; *more: whether chunks remain. MDB_CORRUPTED, with where filled,
+ * for a damaged chunk. */
+int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
+                      uint64_t *merged, int *more, char *where, size_t wlen);
+/* At open: st->delta_seq and st->delta_pending from kvtag_delta's chunks;
+ * MDB_CORRUPTED, with where filled, for a damaged chunk header */
+int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
+/* Reads: the delta's entries as of tx, sorted, the last op of each key;
+ * built at the first read of the tag index in tx, freed with tx */
+struct ckpt_tagidx_view;
+void ckpt_tagidx_view_free(struct ckpt_tagidx_view *v);
+/* The tag index's logical entry count: kvtag_name's (main_entries) plus
+ * the delta's puts of absent keys, minus its deletes of present ones.
+ * Under the caller's recovery point; a cursor it opens is left in *curp
+ * for the caller to close. */
+int ckpt_tagidx_count(ckpt_rtxn *tx, MDB_cursor *volatile *curp, uint64_t main_entries,
+                      uint64_t *entries);
+/* A tagidx.c result meaning: a damaged delta, whose error is already set
+ * (CKPT_E_CORRUPT) */
+#define CKPT_TAGIDX_REPORTED (-29000)
+#define CKPT_DELTA_DB "kvtag_delta"
 #define CKPT_TAGIDX_FLAGS (MDB_DUPSORT | MDB_DUPFIXED)
 
 /* store.c: put that appends (MDB_APPEND, full pages) when the key sorts

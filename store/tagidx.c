@@ -11,11 +11,42 @@
  * same in both layouts. A format 1 store opened read-only keeps its layout
  * and is read as it is (st->tagidx_dup == 0); a writer converts it at open
  * (ckpt_tagidx_migrate_v1, under the writer lock, in the open transaction).
+ * Format 3 keeps format 2's kvtag_name and adds a delta of recent entries
+ * in front of it (below, "Format 3: the delta").
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_int.h"
+
+/* One delta entry. */
+struct dent {
+    const uint8_t *key;
+    uint32_t seq; /* position in the delta: later wins */
+    uint16_t klen;
+    uint8_t op;
+};
+
+struct ckpt_tagidx_view {
+    size_t n;
+    struct dent e[]; /* sorted by key, the last op of each */
+};
+
+static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out);
+static const struct dent *view_find(const struct ckpt_tagidx_view *view, const uint8_t *key,
+                                    size_t klen);
+static int view_put_at(const struct ckpt_tagidx_view *view, size_t i, const uint8_t *prefix,
+                       size_t plen, const uint8_t **key, size_t *klen, int *put);
+static size_t view_lower(const struct ckpt_tagidx_view *view, const uint8_t *key, size_t klen);
+
+/* byte order, a prefix first */
+static int key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
 
 static int split(const uint8_t *lkey, size_t klen, MDB_val *k, MDB_val *d)
 {
@@ -123,10 +154,11 @@ int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t kl
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* 0 if the entry exists, MDB_NOTFOUND if not, else an LMDB error. A
- * cursor it opens is left in *curp for the caller to close (also after a
- * fault inside a recovery point, when this function never returns). */
-int ckpt_tagidx_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, const uint8_t *lkey,
+/* Whether kvtag_name itself holds the logical entry: 0 if it does,
+ * MDB_NOTFOUND if not, else an LMDB error. A cursor it opens is left in
+ * *curp for the caller to close (also after a fault inside a recovery
+ * point, when this function never returns). */
+static int main_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, const uint8_t *lkey,
                     size_t klen)
 {
     MDB_dbi dbi = st->dbi[CKPT_DB_TAG_INDEX];
@@ -141,30 +173,43 @@ int ckpt_tagidx_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, co
     }
     if (split(lkey, klen, &k, &d) != 0)
         return MDB_NOTFOUND;
-    /* mdb_stat first: it reads the database's root with a cursor on the
-     * stack, so a damaged page faults there, not inside mdb_cursor_open */
-    if ((rc = mdb_stat(txn, dbi, &ms)) != 0 || (rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
-        return rc;
-    *curp = cur;
-    return mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH);
+    if (*curp == NULL) {
+        /* mdb_stat first: it reads the database's root with a cursor on
+         * the stack, so a damaged page faults there, not inside
+         * mdb_cursor_open */
+        if ((rc = mdb_stat(txn, dbi, &ms)) != 0 || (rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
+            return rc;
+        *curp = cur;
+    }
+    return mdb_cursor_get(*curp, &k, &d, MDB_GET_BOTH);
 }
 
-/* Every logical entry starting with prefix, in order, through cur (a
- * cursor on the tag index that the caller opened and closes, inside the
- * recovery point g); a callback's non-zero result stops the walk and goes
- * to *cb_rc. The callback runs outside g, as in ckpt_iter. The seek goes
- * to the first name key >= the prefix's name part; entries of that name
- * below an owner prefix are skipped, and the walk stops at the first entry
- * above the prefix. An entry outside the map's committed pages (a damaged
- * page) is MDB_CORRUPTED. */
-int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
-                     size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc)
+/* 0 if the logical entry exists (the delta's last word on it, else
+ * kvtag_name's), MDB_NOTFOUND if not, CKPT_TAGIDX_REPORTED for a damaged
+ * delta (the error is set), else an LMDB error. A cursor it opens is left
+ * in *curp for the caller to close. */
+int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen)
+{
+    const struct ckpt_tagidx_view *view;
+    int rc = view_get(tx, &view);
+    if (rc)
+        return rc;
+    const struct dent *d = view_find(view, lkey, klen);
+    if (d != NULL)
+        return d->op == TAGIDX_OP_PUT ? 0 : MDB_NOTFOUND;
+    return main_get(tx->st, tx->txn, curp, lkey, klen);
+}
+
+/* kvtag_name's next logical entry with the prefix into lk (*len): 0, or
+ * MDB_NOTFOUND past the last one. op is MDB_NEXT, or the first seek. */
+static int main_next(ckpt_rtxn *tx, MDB_cursor *cur, int first, const uint8_t *prefix, size_t plen,
+                     uint8_t *lk, size_t *len)
 {
     MDB_val k, d;
-    uint8_t lk[CKPT_NAMEKEY_MAX + 8];
     int rc, hashed;
-    *cb_rc = 0;
-    if (plen == 0) {
+    if (!first) {
+        rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+    } else if (plen == 0) {
         rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST);
     } else {
         size_t n = ckpt_key_name_len(prefix, plen, &hashed);
@@ -173,32 +218,100 @@ int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const
         rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
     }
     while (rc == 0) {
-        if (k.mv_size + d.mv_size > sizeof lk || !ckpt_rtxn_in_map(tx, &k) ||
-            !ckpt_rtxn_in_map(tx, &d)) {
-            rc = MDB_CORRUPTED;
-            break;
-        }
+        if (k.mv_size + d.mv_size > CKPT_NAMEKEY_MAX + 8 || !ckpt_rtxn_in_map(tx, &k) ||
+            !ckpt_rtxn_in_map(tx, &d))
+            return MDB_CORRUPTED;
         memcpy(lk, k.mv_data, k.mv_size);
         memcpy(lk + k.mv_size, d.mv_data, d.mv_size);
-        size_t len = k.mv_size + d.mv_size;
-        if (plen > 0) {
-            int c = memcmp(lk, prefix, len < plen ? len : plen);
-            if (c > 0)
-                break;
-            if (c < 0 || len < plen) {
-                rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
-                continue;
-            }
-        }
-        ckpt_val ck = {len, lk}, cv = {0, ""};
-        ckpt_guard_pop(g);
-        *cb_rc = cb(&ck, &cv, payload);
-        ckpt_guard_push(g); /* the caller's recovery point is still live */
-        if (*cb_rc != 0)
+        *len = k.mv_size + d.mv_size;
+        if (plen == 0)
             return 0;
-        rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+        int c = memcmp(lk, prefix, *len < plen ? *len : plen);
+        if (c > 0)
+            return MDB_NOTFOUND;
+        if (c == 0 && *len >= plen)
+            return 0;
+        rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT); /* below an owner prefix */
     }
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return rc;
+}
+
+/* Every logical entry starting with prefix, in order, through cur (a
+ * cursor on the tag index that the caller opened and closes, inside the
+ * recovery point g): kvtag_name's entries merged with the delta's (a delta
+ * put of a key absent from kvtag_name is added, a delta delete hides one).
+ * A callback's non-zero result stops the walk and goes to *cb_rc. The
+ * callback runs outside g, as in ckpt_iter. kvtag_name's walk seeks to the
+ * first name key >= the prefix's name part, skips entries of that name
+ * below an owner prefix and stops at the first entry above the prefix. An
+ * entry outside the map's committed pages (a damaged page) is
+ * MDB_CORRUPTED. */
+int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
+                     size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc)
+{
+    uint8_t lk[CKPT_NAMEKEY_MAX + 8];
+    const struct ckpt_tagidx_view *view;
+    size_t len = 0, vi;
+    int rc;
+    *cb_rc = 0;
+    if ((rc = view_get(tx, &view)) != 0)
+        return rc;
+    vi = plen ? view_lower(view, prefix, plen) : 0;
+    int mrc = main_next(tx, cur, 1, prefix, plen, lk, &len);
+    for (;;) {
+        const uint8_t *vk = NULL;
+        size_t vlen = 0;
+        int vput = 0;
+        if (mrc != 0 && mrc != MDB_NOTFOUND)
+            return mrc;
+        int have_v = view_put_at(view, vi, prefix, plen, &vk, &vlen, &vput) == 0;
+        if (mrc == MDB_NOTFOUND && !have_v)
+            return 0;
+        int c = mrc == MDB_NOTFOUND ? 1 : !have_v ? -1 : key_cmp(lk, len, vk, vlen);
+        const uint8_t *ek = lk;
+        size_t elen = len;
+        int emit = 1;
+        if (c > 0) { /* only in the delta */
+            ek = vk;
+            elen = vlen;
+            emit = vput;
+            vi++;
+        } else if (c == 0) { /* the delta's word on a kvtag_name entry */
+            emit = vput;
+            vi++;
+        }
+        if (emit) {
+            ckpt_val ck = {elen, ek}, cv = {0, ""};
+            ckpt_guard_pop(g);
+            *cb_rc = cb(&ck, &cv, payload);
+            ckpt_guard_push(g); /* the caller's recovery point is still live */
+            if (*cb_rc != 0)
+                return 0;
+        }
+        if (c <= 0)
+            mrc = main_next(tx, cur, 0, prefix, plen, lk, &len);
+    }
+}
+
+int ckpt_tagidx_count(ckpt_rtxn *tx, MDB_cursor *volatile *curp, uint64_t main_entries,
+                      uint64_t *entries)
+{
+    const struct ckpt_tagidx_view *view;
+    int rc;
+    *entries = main_entries;
+    if ((rc = view_get(tx, &view)) != 0 || view == NULL)
+        return rc;
+    for (size_t i = 0; i < view->n; i++) {
+        const struct dent *d = &view->e[i];
+        rc = main_get(tx->st, tx->txn, curp, d->key, d->klen);
+        if (rc != 0 && rc != MDB_NOTFOUND)
+            return rc;
+        if (d->op == TAGIDX_OP_PUT && rc == MDB_NOTFOUND)
+            (*entries)++;
+        else if (d->op == TAGIDX_OP_DEL && rc == 0)
+            (*entries)--;
+    }
+    return 0;
 }
 
 /* The open transaction's format 1 tag index (namekey . owner -> "") is
@@ -236,4 +349,354 @@ int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn)
     ckpt_tagidx_run_end(&run);
     mdb_cursor_close(cur);
     return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Format 3: the delta                                                 */
+/* ------------------------------------------------------------------ */
+/*
+ * A commit does not write kvtag_name. It logs each tag-index put and delete
+ * (st->dbuf) and appends them to kvtag_delta as chunks: key a sequence
+ * number (8 bytes BE, ascending), value
+ *     count (4 bytes BE), then count entries: op (1 byte: 1 put, 2 delete),
+ *     key length (2 bytes BE, 9 .. CKPT_NAMEKEY_MAX + 8), the logical key.
+ * Appending touches only kvtag_delta's last pages, where writing
+ * kvtag_name directly rewrote one leaf per tag name per commit: at 10K
+ * objects x 100 kvtags about 120 pages a commit, all of which close had to
+ * write. The background thread merges the oldest chunks into kvtag_name in
+ * a transaction of its own (ckpt_tagidx_merge), sorted, so each name's leaf
+ * is rewritten once per merge rather than once per commit. A read of the
+ * tag index overlays the chunks not yet merged (struct ckpt_tagidx_view),
+ * so every reader sees exactly the logical index of format 2.
+ */
+#define DELTA_CHUNK_MAX ((size_t)32 << 10)
+#define DELTA_KEY_MIN 9u
+#define DELTA_KEY_MAX (CKPT_NAMEKEY_MAX + 8u)
+
+static uint32_t get_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen)
+{
+    if (klen < DELTA_KEY_MIN || klen > DELTA_KEY_MAX)
+        return EINVAL;
+    if (st->dbuf_len + 3 + klen > st->dbuf_cap) {
+        size_t ncap = st->dbuf_cap ? 2 * st->dbuf_cap : 64 << 10;
+        while (ncap < st->dbuf_len + 3 + klen)
+            ncap *= 2;
+        uint8_t *nb = realloc(st->dbuf, ncap);
+        if (nb == NULL)
+            return ENOMEM;
+        st->dbuf = nb;
+        st->dbuf_cap = ncap;
+    }
+    uint8_t *p = st->dbuf + st->dbuf_len;
+    p[0] = (uint8_t)op;
+    p[1] = (uint8_t)(klen >> 8);
+    p[2] = (uint8_t)klen;
+    memcpy(p + 3, lkey, klen);
+    st->dbuf_len += 3 + klen;
+    st->dbuf_n++;
+    return 0;
+}
+
+int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
+{
+    size_t off = 0;
+    while (off < st->dbuf_len) {
+        /* whole entries, up to DELTA_CHUNK_MAX bytes (at least one) */
+        size_t end = off;
+        uint32_t n = 0;
+        while (end < st->dbuf_len) {
+            size_t e = 3 + ((size_t)st->dbuf[end + 1] << 8 | st->dbuf[end + 2]);
+            if (n > 0 && end + e - off > DELTA_CHUNK_MAX)
+                break;
+            end += e;
+            n++;
+        }
+        uint8_t kb[8];
+        ckpt_key_u64(kb, *seq);
+        MDB_val k = {8, kb}, v = {4 + end - off, NULL};
+        int rc = mdb_put(txn, st->delta_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
+        if (rc)
+            return rc;
+        uint8_t *p = v.mv_data;
+        p[0] = (uint8_t)(n >> 24);
+        p[1] = (uint8_t)(n >> 16);
+        p[2] = (uint8_t)(n >> 8);
+        p[3] = (uint8_t)n;
+        memcpy(p + 4, st->dbuf + off, end - off);
+        (*seq)++;
+        off = end;
+    }
+    return 0;
+}
+
+/* Check a chunk and append its entries to *ents (grown as needed; ents
+ * NULL: only check them); *n is
+ * the count so far. 0, ENOMEM, or MDB_CORRUPTED with where = what is wrong. */
+static int chunk_entries(struct dent **ents, size_t *n, size_t *cap, const MDB_val *key,
+                         const MDB_val *val, char *where, size_t wlen)
+{
+    const uint8_t *p = val->mv_data;
+    size_t len = val->mv_size, off = 4;
+    uint64_t seq = key->mv_size == 8 ? ckpt_key_get_u64(key->mv_data) : 0;
+    if (key->mv_size != 8 || len < 4) {
+        snprintf(where, wlen, "chunk %llu: %s", (unsigned long long)seq,
+                 key->mv_size != 8 ? "a key that is not 8 bytes" : "shorter than its header");
+        return MDB_CORRUPTED;
+    }
+    uint32_t count = get_be32(p);
+    if (count == 0 || count > (len - 4) / (3 + DELTA_KEY_MIN)) {
+        snprintf(where, wlen, "chunk %llu: says %u entries in %zu bytes", (unsigned long long)seq,
+                 count, len);
+        return MDB_CORRUPTED;
+    }
+    if (ents != NULL && *n + count > *cap) {
+        size_t ncap = *cap ? *cap : 1024;
+        while (ncap < *n + count)
+            ncap *= 2;
+        struct dent *ne = realloc(*ents, ncap * sizeof *ne);
+        if (ne == NULL)
+            return ENOMEM;
+        *ents = ne;
+        *cap = ncap;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        size_t kl;
+        if (off + 3 > len || (p[off] != TAGIDX_OP_PUT && p[off] != TAGIDX_OP_DEL) ||
+            (kl = (size_t)p[off + 1] << 8 | p[off + 2]) < DELTA_KEY_MIN || kl > DELTA_KEY_MAX ||
+            kl > len - off - 3) {
+            snprintf(where, wlen, "chunk %llu: entry %u of %u at byte %zu is damaged",
+                     (unsigned long long)seq, i, count, off);
+            return MDB_CORRUPTED;
+        }
+        if (ents != NULL) { /* else only checked (ckpt_tagidx_delta_scan) */
+            struct dent *d = &(*ents)[*n + i];
+            d->key = p + off + 3;
+            d->klen = (uint16_t)kl;
+            d->op = p[off];
+            d->seq = (uint32_t)(*n + i);
+        }
+        off += 3 + kl;
+    }
+    if (off != len) {
+        snprintf(where, wlen, "chunk %llu: %zu bytes after its %u entries",
+                 (unsigned long long)seq, len - off, count);
+        return MDB_CORRUPTED;
+    }
+    *n += count;
+    return 0;
+}
+
+static int dent_cmp(const void *pa, const void *pb)
+{
+    const struct dent *a = pa, *b = pb;
+    int c = key_cmp(a->key, a->klen, b->key, b->klen);
+    return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Sort by key, then keep only each key's last entry; returns the count. */
+static size_t dents_collapse(struct dent *e, size_t n)
+{
+    size_t w = 0;
+    if (n > 1)
+        qsort(e, n, sizeof *e, dent_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && e[i + 1].klen == e[i].klen && memcmp(e[i + 1].key, e[i].key, e[i].klen) == 0)
+            continue;
+        e[w++] = e[i];
+    }
+    return w;
+}
+
+int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    size_t n = 0, last = 0;
+    int rc = mdb_cursor_open(txn, st->delta_dbi, &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if ((rc = chunk_entries(NULL, &n, NULL, &k, &v, where, wlen)) != 0)
+            break;
+        last = ckpt_key_get_u64(k.mv_data);
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND)
+        return rc;
+    st->delta_seq = last + 1;
+    st->delta_pending = n;
+    return 0;
+}
+
+int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
+                      uint64_t *merged, int *more, char *where, size_t wlen)
+{
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    struct dent *e = NULL;
+    size_t n = 0, cap = 0, chunks = 0;
+    int rc;
+    *merged = 0;
+    *more = 0;
+    if ((rc = mdb_cursor_open(txn, st->delta_dbi, &cur)) != 0)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (chunks > 0 && n >= max_entries) {
+            *more = 1;
+            break;
+        }
+        if ((rc = chunk_entries(&e, &n, &cap, &k, &v, where, wlen)) != 0)
+            goto done;
+        chunks++;
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        goto done;
+    size_t m = dents_collapse(e, n);
+    struct ckpt_tagidx_run run = CKPT_TAGIDX_RUN_INIT;
+    rc = 0;
+    for (size_t i = 0; i < m && rc == 0; i++) {
+        if ((i & 511) == 0 && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+            rc = ECANCELED;
+            break;
+        }
+        if (e[i].op == TAGIDX_OP_PUT) {
+            rc = ckpt_tagidx_put_next(st, txn, &run, e[i].key, e[i].klen);
+        } else {
+            run.state = TAGIDX_NONAME; /* its remembered last owner may be gone */
+            rc = ckpt_tagidx_del(st, txn, e[i].key, e[i].klen);
+        }
+    }
+    ckpt_tagidx_run_end(&run);
+    if (rc)
+        goto done;
+    if (!*more) {
+        rc = mdb_drop(txn, st->delta_dbi, 0);
+    } else {
+        for (size_t i = 0; i < chunks && rc == 0; i++)
+            if ((rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) == 0)
+                rc = mdb_cursor_del(cur, 0);
+    }
+    if (rc == 0)
+        *merged = n;
+done:
+    mdb_cursor_close(cur);
+    free(e);
+    return rc;
+}
+
+/* ---- reads: the overlay ---- */
+
+void ckpt_tagidx_view_free(struct ckpt_tagidx_view *v)
+{
+    free(v);
+}
+
+/* tx's view of the delta (NULL: empty), built at its first use. Under the
+ * caller's recovery point. 0, ENOMEM, or MDB_CORRUPTED after ckpt_seterr. */
+static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
+{
+    ckpt_store *st = tx->st;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    struct dent *e = NULL;
+    size_t n = 0, cap = 0;
+    char where[160] = "";
+    int rc;
+    *out = tx->view;
+    if (tx->view_built || !st->has_delta)
+        return 0;
+    MDB_stat ms;
+    if ((rc = mdb_stat(tx->txn, st->delta_dbi, &ms)) != 0 ||
+        (rc = mdb_cursor_open(tx->txn, st->delta_dbi, &cur)) != 0)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (!ckpt_rtxn_in_map(tx, &k) || !ckpt_rtxn_in_map(tx, &v)) {
+            snprintf(where, sizeof where, "a chunk that lies outside the file's committed pages");
+            rc = MDB_CORRUPTED;
+            break;
+        }
+        if ((rc = chunk_entries(&e, &n, &cap, &k, &v, where, sizeof where)) != 0)
+            break;
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND) {
+        free(e);
+        if (rc == MDB_CORRUPTED)
+            ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: %s: the database is "
+                        "damaged", st->path, CKPT_DELTA_DB, where);
+        return rc == MDB_CORRUPTED ? CKPT_TAGIDX_REPORTED : rc;
+    }
+    size_t m = dents_collapse(e, n);
+    struct ckpt_tagidx_view *view = NULL;
+    if (m > 0) {
+        if ((view = malloc(sizeof *view + m * sizeof view->e[0])) == NULL) {
+            free(e);
+            return ENOMEM;
+        }
+        view->n = m;
+        memcpy(view->e, e, m * sizeof *e);
+    }
+    free(e);
+    tx->view = view;
+    tx->view_built = 1;
+    *out = view;
+    return 0;
+}
+
+/* The view's entry for key, or NULL. */
+static const struct dent *view_find(const struct ckpt_tagidx_view *view, const uint8_t *key,
+                                    size_t klen)
+{
+    size_t lo = 0, hi = view ? view->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = key_cmp(view->e[mid].key, view->e[mid].klen, key, klen);
+        if (c == 0)
+            return &view->e[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Entry i of the view if it exists and starts with prefix: 0 with its key
+ * and whether it is a put, else MDB_NOTFOUND. */
+static int view_put_at(const struct ckpt_tagidx_view *view, size_t i, const uint8_t *prefix,
+                       size_t plen, const uint8_t **key, size_t *klen, int *put)
+{
+    if (view == NULL || i >= view->n)
+        return MDB_NOTFOUND;
+    const struct dent *d = &view->e[i];
+    if (plen > 0 && (d->klen < plen || memcmp(d->key, prefix, plen) != 0))
+        return MDB_NOTFOUND;
+    if (key != NULL) {
+        *key = d->key;
+        *klen = d->klen;
+    }
+    *put = d->op == TAGIDX_OP_PUT;
+    return 0;
+}
+
+/* The first view entry >= key. */
+static size_t view_lower(const struct ckpt_tagidx_view *view, const uint8_t *key, size_t klen)
+{
+    size_t lo = 0, hi = view ? view->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_cmp(view->e[mid].key, view->e[mid].klen, key, klen) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }

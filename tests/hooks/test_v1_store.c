@@ -1,12 +1,15 @@
 /*
- * test_v1_store.c - a store written by format 1 (tests/data/store_v1, made
- * at commit 9af389c; see its README) under this build: read-only it is
- * read as it is and left byte for byte unchanged; a writer converts it at
- * open (tag index rebuilt as DUPSORT, version 2) and nothing is lost or
- * changed in meaning; a writer that cannot take writer.lock converts
- * nothing. Every case works on its own copy in a temporary directory.
+ * test_v1_store.c - a store written by an older format under this build:
+ * tests/data/store_v1 (format 1, made at commit 9af389c) or
+ * tests/data/store_v2 (format 2, commit 8d1cca3), both with the same
+ * content (see their READMEs). Read-only it is read as it is and left byte
+ * for byte unchanged; a writer converts it at open (format 1: tag index
+ * rebuilt as DUPSORT; formats 1 and 2: the tag index's delta added) and
+ * nothing is lost or changed in meaning; a writer that cannot take
+ * writer.lock converts nothing. Every case works on its own copy in a
+ * temporary directory.
  *
- * usage: hooks_test_v1_store FIXTURE_ROOT
+ * usage: hooks_test_v1_store FIXTURE_ROOT [FORMAT_VERSION (1)]
  */
 #include "hooks_test_util.h"
 
@@ -21,6 +24,7 @@
 #include "ckpt_fs.h"
 
 static const char *g_fixture;
+static unsigned g_version = 1;
 
 /* What make_v1_extras.c and the workload put (objects 1e9+1 .. 1e9+40, the
  * container 1e9). */
@@ -159,7 +163,8 @@ static void test_v1_store_read_only_is_read_as_it_is(void **state)
     copy_fixture(f->root);
     HTU_OK(ckpt_hooks_open_readonly(&h, &o));
     HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
-    assert_int_equal(info.format_version, 1);
+    assert_int_equal(info.format_version, g_version);
+    assert_int_equal(info.tagidx_pending, 0);
     check_contents(h);
     HTU_OK(ckpt_hooks_close(h));
     snprintf(data, sizeof data, "%s/rank-0/data.mdb", f->root);
@@ -194,6 +199,16 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
     HTU_OK(ckpt_hook_kvtag_put(h, OBJ1, &nt));
     HTU_OK(ckpt_hook_kvtag_put(h, OBJ1 + 1, &re));
     HTU_OK(ckpt_hook_kvtag_delete(h, OBJ1, "odd"));
+    HTU_OK(ckpt_hooks_checkpoint(h));
+    /* their tag-index entries wait in the delta (2 puts, 1 delete), and
+     * reads see them already */
+    HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
+    assert_int_equal(info.tagidx_pending, 3);
+    ckpt_hooks_read *r0;
+    HTU_OK(ckpt_hooks_read_begin(&r0, h));
+    assert_int_equal(tagged(r0, "fresh"), 1);
+    assert_int_equal(tagged(r0, "odd"), 1);
+    ckpt_hooks_read_end(r0);
     HTU_OK(ckpt_hooks_close(h));
 
     HTU_OK(ckpt_hooks_restart_rebuild(&h, &o, NULL, NULL, &s));
@@ -236,11 +251,14 @@ static void test_v1_store_is_not_converted_without_the_writer_lock(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FIXTURE_ROOT (tests/data/store_v1/root)\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s FIXTURE_ROOT (tests/data/store_v1/root) [FORMAT_VERSION (1)]\n",
+                argv[0]);
         return 2;
     }
     g_fixture = argv[1];
+    if (argc == 3)
+        g_version = (unsigned)atoi(argv[2]);
 #define T(f) cmocka_unit_test_setup_teardown(f, htu_setup, htu_teardown)
     const struct CMUnitTest tests[] = {
         T(test_v1_store_read_only_is_read_as_it_is),

@@ -541,9 +541,9 @@ static void test_newer_version(void **state)
     assert_int_equal(rel_set_meta_version(f->root, 0, CKPT_FORMAT_VERSION + 1, why, sizeof why), 0);
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     char *before = slurp(p, &before_len);
-    expect_refused(f->root, 0, CKPT_E_VERSION, "rank-0", "version 3 is newer", "version 2", NULL);
+    expect_refused(f->root, 0, CKPT_E_VERSION, "rank-0", "version 4 is newer", "version 3", NULL);
     expect_inspect_fails(f->root, 0);
-    if (!has_line("rank 0: ", "version 3", NULL))
+    if (!has_line("rank 0: ", "version 4", NULL))
         fail_msg("ckpt-inspect verify does not name the version:\n%s", g_out);
     char *after = slurp(p, &after_len);
     assert_int_equal(before_len, after_len);

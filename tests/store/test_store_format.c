@@ -234,7 +234,7 @@ static void test_older_format_version_is_refused(void **state)
     write_meta(envdir, &m, EDIT_NONE);
     assert_int_equal(try_open(state, 0), CKPT_E_VERSION);
     assert_msg_has("version 0");
-    assert_msg_has("version 2");
+    assert_msg_has("version 3");
 }
 
 static void test_meta_without_magic_is_not_a_store(void **state)

@@ -1,0 +1,415 @@
+/*
+ * test_store_tagdelta.c - format 3's tag-index delta (store/tagidx.c,
+ * docs/STORE.md "The tag index's delta"): commits log tag-index entries to
+ * kvtag_delta, a merge moves them into kvtag_name, and every read overlays
+ * what is not merged yet. Checked against an in-memory model of the
+ * logical index after random puts, deletes, object deletions and raw index
+ * edits, with the delta unmerged, half merged and merged; across close, a
+ * read-only open and a writer's reopen; after a writer killed with the
+ * delta unmerged; for both merge triggers (the background thread, and the
+ * committing thread when there is none); and with a damaged chunk.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <lmdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store_test_util.h"
+
+#define NOWNER 24
+#define NNAME 6
+#define OWNER(i) (CKPT_ID_BASE + 1 + (uint64_t)(i))
+
+/* Names that are prefixes of each other, and one long enough to be hashed. */
+static const char *g_names[NNAME];
+
+static void names_init(void)
+{
+    static char longname[600];
+    memset(longname, 'h', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    g_names[0] = "a";
+    g_names[1] = "ab";
+    g_names[2] = "abc";
+    g_names[3] = "tag";
+    g_names[4] = "Group";
+    g_names[5] = longname;
+}
+
+/* The logical tag index, has[name][owner], and which kvtags exist, kv[][]
+ * (deleting an object drops the index entries of its kvtags only: a raw
+ * entry with no kvtag behind it stays) */
+struct model {
+    unsigned char has[NNAME][NOWNER];
+    unsigned char kv[NNAME][NOWNER];
+};
+
+static size_t lkey(uint8_t *out, int name, int owner)
+{
+    size_t n = ckpt_key_name(out, g_names[name], strlen(g_names[name]));
+    assert_true(n > 0);
+    ckpt_key_u64(out + n, OWNER(owner));
+    return n + 8;
+}
+
+static void put_tag(ckpt_store *st, struct model *m, int name, int owner)
+{
+    uint8_t rec[1024];
+    size_t n = stu_kvtag_rec(rec, sizeof rec, g_names[name], strlen(g_names[name]), "v");
+    stu_assert_rc(ckpt_store_put_kvtag(st, OWNER(owner), g_names[name], strlen(g_names[name]), rec, n),
+                  0, st);
+    m->has[name][owner] = 1;
+    m->kv[name][owner] = 1;
+}
+
+/* Every logical key of the model, sorted as the index sorts them. */
+static int lkey_cmp(const void *pa, const void *pb)
+{
+    const struct stu_ent *a = pa, *b = pb;
+    int c = memcmp(a->key, b->key, a->klen < b->klen ? a->klen : b->klen);
+    return c ? c : (a->klen > b->klen) - (a->klen < b->klen);
+}
+
+static void model_keys(struct stu_list *l, const struct model *m)
+{
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < NNAME; i++)
+        for (int o = 0; o < NOWNER; o++) {
+            if (!m->has[i][o])
+                continue;
+            uint8_t k[CKPT_NAMEKEY_MAX + 8];
+            size_t n = lkey(k, i, o);
+            ckpt_val kv = {n, k}, vv = {0, ""};
+            stu_collect(&kv, &vv, l);
+        }
+    qsort(l->e, l->n, sizeof *l->e, lkey_cmp);
+}
+
+static void assert_same(const struct stu_list *got, const struct stu_list *want, const char *what)
+{
+    if (got->n != want->n)
+        fail_msg("%s: %zu entries, the model has %zu", what, got->n, want->n);
+    for (size_t i = 0; i < got->n; i++)
+        if (got->e[i].klen != want->e[i].klen ||
+            memcmp(got->e[i].key, want->e[i].key, got->e[i].klen) != 0 || got->e[i].vlen != 0)
+            fail_msg("%s: entry %zu differs from the model", what, i);
+}
+
+/* Whole index, each name's owners (ckpt_iter_tagged), the count, and point
+ * lookups: all as the model says. */
+static void check(ckpt_store *st, const struct model *m, const char *when)
+{
+    struct stu_list got, want;
+    char what[160];
+    model_keys(&want, m);
+    stu_collect_db(&got, st, CKPT_DB_TAG_INDEX, NULL, 0);
+    snprintf(what, sizeof what, "%s: the whole index", when);
+    assert_same(&got, &want, what);
+    stu_list_free(&got);
+    assert_int_equal(stu_count(st, CKPT_DB_TAG_INDEX), want.n);
+    stu_list_free(&want);
+
+    ckpt_rtxn *tx;
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    for (int i = 0; i < NNAME; i++) {
+        struct model one;
+        memset(&one, 0, sizeof one);
+        memcpy(one.has[i], m->has[i], sizeof one.has[i]);
+        model_keys(&want, &one);
+        memset(&got, 0, sizeof got);
+        stu_assert_rc(ckpt_iter_tagged(tx, g_names[i], strlen(g_names[i]), stu_collect, &got), 0, st);
+        snprintf(what, sizeof what, "%s: owners of \"%.10s\"", when, g_names[i]);
+        assert_same(&got, &want, what);
+        stu_list_free(&got);
+        stu_list_free(&want);
+        for (int o = 0; o < NOWNER; o++) {
+            uint8_t k[CKPT_NAMEKEY_MAX + 8];
+            ckpt_val v;
+            size_t n = lkey(k, i, o);
+            int rc = ckpt_get_raw(&v, tx, CKPT_DB_TAG_INDEX, k, n);
+            if (rc != (m->has[i][o] ? 0 : CKPT_E_NOTFOUND))
+                fail_msg("%s: get of \"%.10s\" owner %d: %s, the model says %s", when, g_names[i], o,
+                         ckpt_errname(rc), m->has[i][o] ? "present" : "absent");
+        }
+    }
+    ckpt_rtxn_end(tx);
+}
+
+/* One random mutation of store and model. */
+static void random_op(ckpt_store *st, struct model *m, uint64_t *rng)
+{
+    int name = (int)(stu_rand(rng) % NNAME), owner = (int)(stu_rand(rng) % NOWNER);
+    uint8_t k[CKPT_NAMEKEY_MAX + 8];
+    size_t n;
+    switch (stu_rand(rng) % 10) {
+    case 0: /* delete the owner with all its kvtags */
+        stu_assert_rc(ckpt_store_del_obj(st, OWNER(owner)), 0, st);
+        for (int i = 0; i < NNAME; i++) {
+            if (m->kv[i][owner])
+                m->has[i][owner] = 0;
+            m->kv[i][owner] = 0;
+        }
+        break;
+    case 1:
+    case 2:
+        stu_assert_rc(ckpt_store_del_kvtag(st, OWNER(owner), g_names[name], strlen(g_names[name])),
+                      0, st);
+        m->has[name][owner] = 0;
+        m->kv[name][owner] = 0;
+        break;
+    case 3: /* raw index edits: an entry with no kvtag, or one removed */
+        n = lkey(k, name, owner);
+        if (stu_rand(rng) % 2) {
+            stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, k, n, NULL, 0), 0, st);
+            m->has[name][owner] = 1;
+        } else {
+            stu_assert_rc(ckpt_store_del_raw(st, CKPT_DB_TAG_INDEX, k, n), 0, st);
+            m->has[name][owner] = 0;
+        }
+        break;
+    default:
+        put_tag(st, m, name, owner);
+    }
+}
+
+static struct ckpt_store_opts delta_opts(const char *root)
+{
+    struct ckpt_store_opts o = stu_opts(root);
+    o.commit_every = 7;
+    o.commit_ms = 0;
+    o.sync_ms = 3600u * 1000u; /* no merge by age */
+    o.tagidx_merge = UINT_MAX; /* nor by count: the test merges */
+    return o;
+}
+
+static void test_reads_overlay_the_unmerged_delta(void **state)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct model m;
+    uint64_t rng = 42;
+    char when[64];
+    memset(&m, 0, sizeof m);
+    ckpt_store *st = stu_open(&o);
+    for (int round = 0; round < 12; round++) {
+        for (int i = 0; i < 150; i++)
+            random_op(st, &m, &rng);
+        stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+        snprintf(when, sizeof when, "round %d, delta of %llu", round,
+                 (unsigned long long)stu_info(st).tagidx_pending);
+        assert_true(stu_info(st).tagidx_pending > 0);
+        check(st, &m, when);
+        if (round % 3 == 2) { /* merged: kvtag_name alone */
+            stu_assert_rc(ckpt_store_merge_tags(st), 0, st);
+            assert_int_equal(stu_info(st).tagidx_pending, 0);
+            snprintf(when, sizeof when, "round %d, merged", round);
+            check(st, &m, when);
+        }
+    }
+    for (int i = 0; i < 100; i++)
+        random_op(st, &m, &rng);
+    stu_close(st); /* a delta left unmerged */
+
+    ckpt_store *ro;
+    stu_assert_rc(ckpt_store_open_readonly(&ro, o.root, 0), 0, NULL);
+    uint64_t left = stu_info(ro).tagidx_pending;
+    assert_true(left > 0);
+    check(ro, &m, "read-only, after close");
+    stu_assert_rc(ckpt_store_merge_tags(ro), CKPT_E_READONLY, ro);
+    ckpt_store_close(ro);
+
+    st = stu_open(&o);
+    assert_int_equal(stu_info(st).tagidx_pending, left);
+    check(st, &m, "reopened for writing");
+    stu_assert_rc(ckpt_store_merge_tags(st), 0, st);
+    check(st, &m, "reopened and merged");
+    stu_close(st);
+}
+
+/* A writer killed with its delta unmerged: both readers and the next
+ * writer see every committed entry, and the next writer's background
+ * thread merges them once they waited sync_ms. */
+static void test_delta_left_by_a_killed_writer(void **state)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct model m;
+    memset(&m, 0, sizeof m);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        ckpt_store *st = NULL;
+        close(pfd[0]);
+        if (ckpt_store_open(&st, &o) != 0)
+            _exit(3);
+        for (int i = 0; i < NNAME; i++)
+            for (int w = 0; w < NOWNER; w += 2)
+                put_tag(st, &m, i, w);
+        if (ckpt_store_checkpoint(st) != 0)
+            _exit(4);
+        if (write(pfd[1], "c", 1) != 1)
+            _exit(5);
+        pause(); /* killed here, the store open */
+        _exit(6);
+    }
+    close(pfd[1]);
+    char c;
+    ssize_t got;
+    while ((got = read(pfd[0], &c, 1)) < 0 && errno == EINTR)
+        ;
+    close(pfd[0]);
+    assert_int_equal(got, 1);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    for (int i = 0; i < NNAME; i++)
+        for (int w = 0; w < NOWNER; w += 2)
+            m.has[i][w] = 1;
+
+    ckpt_store *ro;
+    stu_assert_rc(ckpt_store_open_readonly(&ro, o.root, 0), 0, NULL);
+    assert_int_equal(stu_info(ro).tagidx_pending, NNAME * NOWNER / 2);
+    assert_int_equal(stu_info(ro).clean, 0);
+    check(ro, &m, "read-only, after the kill");
+    ckpt_store_close(ro);
+
+    o.sync_ms = 20; /* now merged once 20 ms old */
+    ckpt_store *st = stu_open(&o);
+    check(st, &m, "the next writer");
+    uint64_t t0 = stu_now_ms();
+    while (stu_info(st).tagidx_pending > 0 && stu_now_ms() - t0 < 20000)
+        stu_sleep_ms(10);
+    assert_int_equal(stu_info(st).tagidx_pending, 0);
+    check(st, &m, "merged by the background thread");
+    stu_close(st);
+}
+
+/* The merge by count: the background thread once signalled, or the
+ * committing thread itself when there is no background thread (sync mode
+ * "sync" without time-based commits). */
+static void merge_by_count(void **state, int sync_mode)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct model m;
+    memset(&m, 0, sizeof m);
+    o.sync_mode = sync_mode;
+    o.tagidx_merge = 100;
+    ckpt_store *st = stu_open(&o);
+    for (int i = 0; i < 90; i++)
+        put_tag(st, &m, i % NNAME, i / NNAME);
+    stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+    assert_int_equal(stu_info(st).tagidx_pending, 90);
+    check(st, &m, "below the count");
+    /* the 100th entry's commit reaches the count: all 100 are merged */
+    for (int i = 90; i < 100; i++)
+        put_tag(st, &m, i % NNAME, i / NNAME);
+    stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+    if (sync_mode == CKPT_SYNC_EVERY) /* by the committing thread itself */
+        assert_int_equal(stu_info(st).tagidx_pending, 0);
+    uint64_t t0 = stu_now_ms();
+    while (stu_info(st).tagidx_pending > 0 && stu_now_ms() - t0 < 20000)
+        stu_sleep_ms(5);
+    assert_int_equal(stu_info(st).tagidx_pending, 0);
+    check(st, &m, "merged by count");
+    stu_close(st);
+}
+
+static void test_merge_by_count_in_the_background(void **state)
+{
+    merge_by_count(state, CKPT_SYNC_CLOSE);
+}
+
+static void test_merge_by_count_without_a_background_thread(void **state)
+{
+    merge_by_count(state, CKPT_SYNC_EVERY);
+}
+
+/* A damaged chunk: reads of the tag index fail with CKPT_E_CORRUPT naming
+ * kvtag_delta and the chunk, other reads go on, a writer is refused, and
+ * nothing is changed. */
+static void test_damaged_chunk(void **state)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct model m;
+    char envdir[600];
+    memset(&m, 0, sizeof m);
+    ckpt_store *st = stu_open(&o);
+    for (int i = 0; i < 30; i++)
+        put_tag(st, &m, i % NNAME, i % NOWNER);
+    stu_close(st);
+    ckpt_store_wait_closed(); /* raw LMDB below: the store must be unmapped */
+
+    snprintf(envdir, sizeof envdir, "%s/rank-0", o.root);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+    assert_int_equal(mdb_env_open(env, envdir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "kvtag_delta", 0, &dbi), 0);
+    MDB_cursor *cur;
+    assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+    assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_FIRST), 0);
+    uint8_t key[8], bad[64];
+    memcpy(key, k.mv_data, 8);
+    mdb_cursor_close(cur);
+    memset(bad, 0, sizeof bad);
+    bad[3] = 2;    /* two entries */
+    bad[4] = 1;    /* a put */
+    bad[6] = 200;  /* of 200 bytes, in a 64-byte chunk */
+    k.mv_size = 8;
+    k.mv_data = key;
+    v.mv_size = sizeof bad;
+    v.mv_data = bad;
+    assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    ckpt_store *ro;
+    stu_assert_rc(ckpt_store_open_readonly(&ro, o.root, 0), 0, NULL);
+    ckpt_rtxn *tx;
+    ckpt_val val;
+    struct stu_list l;
+    memset(&l, 0, sizeof l);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, ro), 0, ro);
+    assert_int_equal(ckpt_iter_tagged(tx, "a", 1, stu_collect, &l), CKPT_E_CORRUPT);
+    const char *msg = ckpt_store_errmsg(ro);
+    if (strstr(msg, "kvtag_delta") == NULL || strstr(msg, "chunk 1") == NULL ||
+        strstr(msg, "data.mdb") == NULL)
+        fail_msg("the message does not say where: %s", msg);
+    stu_list_free(&l);
+    /* the records themselves are still read */
+    stu_assert_rc(ckpt_get_kvtag(&val, tx, OWNER(0), g_names[0], 1), 0, ro);
+    ckpt_rtxn_end(tx);
+    ckpt_store_close(ro);
+
+    ckpt_store *w = NULL;
+    assert_int_equal(ckpt_store_open(&w, &o), CKPT_E_CORRUPT);
+    assert_null(w);
+    msg = ckpt_store_errmsg(NULL);
+    if (strstr(msg, "kvtag_delta") == NULL || strstr(msg, "chunk 1") == NULL)
+        fail_msg("the writer's refusal does not say where: %s", msg);
+}
+
+int main(void)
+{
+    names_init();
+#define T(f) cmocka_unit_test_setup_teardown(f, stu_setup, stu_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_reads_overlay_the_unmerged_delta),
+        T(test_delta_left_by_a_killed_writer),
+        T(test_merge_by_count_in_the_background),
+        T(test_merge_by_count_without_a_background_thread),
+        T(test_damaged_chunk),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
