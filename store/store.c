@@ -470,6 +470,28 @@ static int sync_due(const ckpt_store *st)
     return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
 }
 
+/* End a write transaction: abort it after an error (rc), else commit it.
+ * The commit's result; when the map was full, it is grown and *again
+ * says to run the transaction again. *what names the step that failed. */
+static int txn_finish(ckpt_store *st, MDB_txn *txn, int rc, const char *volatile *what, int *again)
+{
+    *again = 0;
+    if (rc) {
+        mdb_txn_abort(txn);
+    } else {
+        *what = "mdb_txn_commit";
+        rc = mdb_txn_commit(txn);
+    }
+    if (rc != MDB_MAP_FULL)
+        return rc;
+    if ((rc = grow_map(st)) != 0) {
+        *what = "mdb_env_set_mapsize";
+        return rc;
+    }
+    *again = 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tag-index merge (format 3, tagidx.c "Format 3: the delta")          */
 /* ------------------------------------------------------------------ */
@@ -485,16 +507,20 @@ static unsigned merge_threshold(const ckpt_store *st)
 }
 
 /* Whether the delta is due for a merge: as many entries as the threshold,
- * or (now != 0) any that waited sync_ms (1 s if 0). Not after a failed
- * merge (a damaged chunk): merge_err says why. */
-static int merge_due(const ckpt_store *st, uint64_t now)
+ * or (by_age) any that waited sync_ms (1 s if 0). After a failed merge: a
+ * damaged chunk never again (merge_err says why, reads report it), other
+ * errors (a full disk) a second later. */
+static int merge_due(const ckpt_store *st, int by_age)
 {
-    if (!st->has_delta || st->delta_pending == 0 || st->merge_err)
+    if (!st->has_delta || st->delta_pending == 0)
+        return 0;
+    uint64_t now = mono_ms();
+    if (st->merge_err && (st->merge_err == CKPT_E_CORRUPT || now - st->merge_err_ms < 1000))
         return 0;
     if (st->delta_pending >= merge_threshold(st))
         return 1;
     unsigned wait = st->opts.sync_ms ? st->opts.sync_ms : 1000;
-    return now != 0 && now - st->delta_since_ms >= wait;
+    return by_age && now - st->delta_since_ms >= wait;
 }
 
 /* One merge transaction under st->mu: 0 (*more: chunks remain), ECANCELED
@@ -505,6 +531,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
     char where[200] = "";
     const char *volatile what = "mdb_txn_begin";
     uint64_t merged = 0;
+    int again;
     MDB_txn *txn = NULL;
     struct ckpt_guard g;
     int rc;
@@ -517,6 +544,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         ckpt_guard_pop(&g);
         poison_env(st->path);
         st->merge_err = CKPT_E_CORRUPT;
+        st->merge_err_ms = mono_ms();
         return ckpt_store_faulted(st, &g, "merging the tag index (a damaged page)");
     }
     for (;;) {
@@ -525,18 +553,8 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
             break;
         what = "merge";
         rc = ckpt_tagidx_merge(st, txn, MERGE_SLICE, stop, &merged, more, where, sizeof where);
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            what = "mdb_txn_commit";
-            rc = mdb_txn_commit(txn);
-        }
-        if (rc != MDB_MAP_FULL)
+        if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
             break;
-        if ((rc = grow_map(st)) != 0) {
-            what = "mdb_env_set_mapsize";
-            break;
-        }
     }
     ckpt_guard_pop(&g);
     if (rc == ECANCELED)
@@ -546,6 +564,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
             __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
         int code = rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
         st->merge_err = code;
+        st->merge_err_ms = mono_ms();
         if (rc == MDB_CORRUPTED && where[0])
             return ckpt_seterr(st, code, 0, "%s/data.mdb: merging the tag index: %s %s: the "
                                "database is damaged; its entries stay unmerged", st->path,
@@ -578,8 +597,8 @@ static int merge_all_locked(ckpt_store *st, const int *stop)
 static int commit_locked(ckpt_store *st, int force)
 {
     struct ckpt_store_info m;
-    const char *what = "begin";
-    int rc;
+    const char *volatile what = "begin";
+    int rc, again;
 
     struct ckpt_guard g;
     if ((rc = ckpt_store_check_failed(st)) != 0)
@@ -643,18 +662,8 @@ static int commit_locked(ckpt_store *st, int force)
             what = "meta";
             rc = put_meta(st, txn, &m);
         }
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            what = "mdb_txn_commit";
-            rc = mdb_txn_commit(txn);
-        }
-        if (rc != MDB_MAP_FULL)
+        if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
             break;
-        if ((rc = grow_map(st)) != 0) {
-            what = "mdb_env_set_mapsize";
-            break;
-        }
     }
     ckpt_guard_pop(&g);
     if (rc) {
@@ -678,7 +687,9 @@ static int commit_locked(ckpt_store *st, int force)
         if (st->delta_since_ms == 0)
             st->delta_since_ms = mono_ms();
         if (merge_due(st, 0)) {
-            if (st->bg_running)
+            if (st->closing)
+                ; /* close does not merge: the delta stays for the next writer */
+            else if (st->bg_running)
                 pthread_cond_signal(&st->bg_cv);
             else
                 merge_all_locked(st, &no_stop); /* no background thread: here; an
@@ -746,7 +757,7 @@ static void *bg_main(void *arg)
             pthread_mutex_lock(&st->mu);
             last_sync = mono_ms();
         }
-        if (merge_due(st, mono_ms())) {
+        if (merge_due(st, 1)) {
             /* The tag index's delta, a slice at a time (others get st->mu
              * in between); close stops it at once (bg_stop: the slice's
              * transaction is abandoned, its chunks stay for the next
@@ -1427,16 +1438,27 @@ int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank)
     return ckpt_store_open(out, &o);
 }
 
-int ckpt_store_checkpoint(ckpt_store *st)
+/* A writer's call of fn under st->mu. */
+static int writer_locked(ckpt_store *st, int (*fn)(ckpt_store *))
 {
     if (st == NULL)
         return CKPT_E_INVAL;
     if (st->opts.readonly)
         return CKPT_E_READONLY;
     pthread_mutex_lock(&st->mu);
-    int rc = commit_locked(st, 0);
+    int rc = fn(st);
     pthread_mutex_unlock(&st->mu);
     return rc;
+}
+
+static int checkpoint_locked(ckpt_store *st)
+{
+    return commit_locked(st, 0);
+}
+
+int ckpt_store_checkpoint(ckpt_store *st)
+{
+    return writer_locked(st, checkpoint_locked);
 }
 
 int ckpt_store_close(ckpt_store *st)
@@ -1451,7 +1473,9 @@ int ckpt_store_close(ckpt_store *st)
         bg_request_stop(st);
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
+        st->closing = 1;
         rc = commit_locked(st, 1);
+        st->closing = 0;
         if (rc)
             st->meta.clean = 0;
         pthread_mutex_unlock(&st->mu);
@@ -1490,17 +1514,15 @@ size_t ckpt_store_pending(ckpt_store *st)
     return n;
 }
 
+static int merge_tags_locked(ckpt_store *st)
+{
+    st->merge_err = 0; /* asked for: try again even after a failure */
+    return merge_all_locked(st, &no_stop);
+}
+
 int ckpt_store_merge_tags(ckpt_store *st)
 {
-    if (st == NULL)
-        return CKPT_E_INVAL;
-    if (st->opts.readonly)
-        return CKPT_E_READONLY;
-    pthread_mutex_lock(&st->mu);
-    st->merge_err = 0; /* asked for: try again even after a failure */
-    int rc = merge_all_locked(st, &no_stop);
-    pthread_mutex_unlock(&st->mu);
-    return rc;
+    return writer_locked(st, merge_tags_locked);
 }
 
 int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)

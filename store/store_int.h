@@ -60,6 +60,8 @@ struct ckpt_store {
     uint64_t delta_pending; /* committed entries not yet merged (under mu) */
     uint64_t delta_since_ms;/* mono ms of the oldest unmerged commit, 0 if none */
     int merge_err;          /* last merge's error (CKPT_E_*), 0 if it succeeded */
+    uint64_t merge_err_ms;  /* and when it failed (mono ms) */
+    int closing;            /* close's last commit: no merge from the committing thread */
     size_t map_size;
     unsigned psize;         /* LMDB's page size */
     int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */

@@ -46,6 +46,9 @@ for i, r in enumerate(s["ranks"]):
     assert r["clean"] is True and r["generation"] == 1, r
     assert r["last_commit"].endswith("Z") and r["last_commit"][4] == "-", r["last_commit"]
     assert 0 < r["map_used"] <= r["map_size"], r
+    # the tag index entries still in the delta (unmerged: a small store
+    # closed within sync_ms), at most one per kvtag of the rank
+    assert 0 <= r["tagidx_pending"] <= r["databases"]["kvtag"]["entries"], r
 assert sum(r["databases"]["obj"]["entries"] for r in s["ranks"]) == 500
 assert t["map_size"] == sum(r["map_size"] for r in s["ranks"])
 ' "$dir/out"

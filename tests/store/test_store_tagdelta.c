@@ -7,7 +7,8 @@
  * edits, with the delta unmerged, half merged and merged; across close, a
  * read-only open and a writer's reopen; after a writer killed with the
  * delta unmerged; for both merge triggers (the background thread, and the
- * committing thread when there is none); and with a damaged chunk.
+ * committing thread when there is none); close merging nothing; and with a
+ * damaged chunk.
  */
 #include <errno.h>
 #include <limits.h>
@@ -330,6 +331,35 @@ static void test_merge_by_count_without_a_background_thread(void **state)
     merge_by_count(state, CKPT_SYNC_EVERY);
 }
 
+/* Close never merges in the committing thread, even when its last commit
+ * reaches the count: close stays one commit and one sync, and the delta is
+ * the next writer's to merge. */
+static void test_close_does_not_merge(void **state)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct model m;
+    memset(&m, 0, sizeof m);
+    o.sync_mode = CKPT_SYNC_EVERY; /* no background thread */
+    o.commit_every = 1000;
+    o.tagidx_merge = 5;
+    ckpt_store *st = stu_open(&o);
+    for (int i = 0; i < 9; i++)
+        put_tag(st, &m, i % NNAME, i);
+    stu_close(st); /* its commit takes all 9 */
+    ckpt_store *ro;
+    stu_assert_rc(ckpt_store_open_readonly(&ro, o.root, 0), 0, NULL);
+    assert_int_equal(stu_info(ro).tagidx_pending, 9);
+    check(ro, &m, "closed with 9 pending");
+    ckpt_store_close(ro);
+    /* the next writer's first commit merges them */
+    st = stu_open(&o);
+    put_tag(st, &m, 0, 20);
+    stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+    assert_int_equal(stu_info(st).tagidx_pending, 0);
+    check(st, &m, "merged by the next writer");
+    stu_close(st);
+}
+
 /* A damaged chunk: reads of the tag index fail with CKPT_E_CORRUPT naming
  * kvtag_delta and the chunk, other reads go on, a writer is refused, and
  * nothing is changed. */
@@ -408,6 +438,7 @@ int main(void)
         T(test_delta_left_by_a_killed_writer),
         T(test_merge_by_count_in_the_background),
         T(test_merge_by_count_without_a_background_thread),
+        T(test_close_does_not_merge),
         T(test_damaged_chunk),
     };
 #undef T

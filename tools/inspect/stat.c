@@ -163,6 +163,7 @@ int cmd_stat(int argc, char **argv)
             json_object_object_add(o, "commits", jnum_u64(info.commits));
             json_object_object_add(o, "map_size", jnum_u64(info.map_size));
             json_object_object_add(o, "map_used", jnum_u64(info.map_used));
+            json_object_object_add(o, "tagidx_pending", jnum_u64(info.tagidx_pending));
             json_object_object_add(o, "databases", dbs_json(s));
             json_object_array_add(jranks, o);
         } else {
@@ -179,6 +180,9 @@ int cmd_stat(int argc, char **argv)
             printf("  map %s, %s used; %llu mutations in %llu commits; next id seq %llu\n", hs, hu,
                    (unsigned long long)info.mutations, (unsigned long long)info.commits,
                    (unsigned long long)info.id_seq);
+            if (info.tagidx_pending > 0)
+                printf("  tag index: %llu recent entries not merged yet (read through the delta)\n",
+                       (unsigned long long)info.tagidx_pending);
             dbs_text(s);
         }
     }
