@@ -344,21 +344,17 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
 {
     uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = len - pos, size, plen, count = 1, end;
-        unsigned tc;
+        size_t left = len - pos, size, plen, end;
         uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
         size = w & 0xFFu;
         plen = size - BULKI_ENT_HDR;
         if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) { /* (no entry is 0: left < 4) */
             if (plen > left - 3)
                 return 0;
-            tc = (w >> 8) & 0xFFu;
             end = pos + 3 + plen;
         } else if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u &&
                    plen <= left - 3 && bulki_cstr_ok(b + pos + 3, plen, left - 3)) {
-            tc = BULKI_T_STRING;
             end = pos + 3 + plen;
-            plen--; /* the view's payload is the string without its NUL */
         } else if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
                    (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) ==
                        BULKI_FAST_OK &&
@@ -367,21 +363,14 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
                    plen <= left - 3) {
             /* a fixed-width array that is not boolean: size (18..127) is
              * count times the width, and in the bytes */
-            count = w >> 16;
-            tc = (w >> 8) & 0xFFu;
             end = pos + 3 + plen;
         } else {
             struct fast_ent f;
             if (!fast_ent_call(b, len, pos, &f))
                 return 0;
             size = f.size;
-            plen = f.payload_len;
-            count = f.count;
-            tc = (unsigned)f.type | (unsigned)f.cls << 5;
             end = f.end;
         }
-        (void)count;
-        (void)tc;
         if (store) { /* where the value is; its view is built when asked for */
             fields[i].value_off = pos;
             fields[i].value_end = end;
