@@ -258,15 +258,20 @@ CKPT_API int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key
  * the top-level pairs is, so that looking fields up by key costs a key
  * comparison instead of a walk from the first pair (bulki_map_get).
  *
- * The storage is the caller's (typically an array on the stack sized for
- * the record type); nothing is allocated. The index points into the source
- * buffer and lives exactly as long as it does, like every other view.
+ * The index is compact: per pair, the key and where the value's bytes are
+ * (four words), not the value's view. The view of a value (bulki_ent) is
+ * built when it is asked for (bulki_field_value, bulki_index_get), from
+ * the value's header, which the pass has validated. The storage is the
+ * caller's (typically an array on the stack sized for the record type);
+ * nothing is allocated. The index points into the source buffer and lives
+ * exactly as long as it does, like every other view.
  */
 typedef struct bulki_field {
     const char *key;   /* a string key's bytes (NUL-terminated in place);
                           NULL if the key has another type */
     size_t key_len;    /* without the NUL */
-    bulki_ent value;   /* the pair's value, validated */
+    size_t value_off;  /* where the pair's value entity starts, from map.base */
+    size_t value_end;  /* one past its last byte */
 } bulki_field;
 
 typedef struct bulki_index {
@@ -274,7 +279,7 @@ typedef struct bulki_index {
     bulki_field *fields;  /* fields[0..n): the first n pairs, in order */
     size_t n;             /* min(map.npairs, cap) */
     size_t next;          /* where the next lookup starts looking */
-    bulki_ent beyond;     /* bulki_index_find's answer for a pair beyond
+    bulki_field beyond;   /* bulki_index_find's answer for a pair beyond
                              the first n */
 } bulki_index;
 
@@ -289,27 +294,36 @@ typedef struct bulki_index {
 CKPT_API int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap,
                                 const void *buf, size_t len, size_t *err_off);
 /*
+ * The view of the value of an indexed pair f (one of ix->fields[0..n), or
+ * what bulki_index_find returned), as bulki_map_next would give it. The
+ * value's header is read again (bounded by f->value_end and the buffer;
+ * its contents were validated by the decode); BULKI_E_INVAL if f does not
+ * describe an entity of ix's buffer (a field built or changed by hand).
+ */
+CKPT_API int bulki_field_value(bulki_ent *value, const bulki_index *ix, const bulki_field *f);
+/*
  * Value of a pair whose key is the string `key` (bulki_index_getn: the
  * first key_len bytes of key); BULKI_E_NOTFOUND if none. A lookup starts
  * after the previous hit and wraps around, so asking for the fields in the
  * order they were written costs one key comparison each; any other order
- * at most n comparisons (lengths first). Updates ix->next, so an index is
- * not shared between threads without a lock. If a map holds a key more
- * than once (PDC's BULKI_put never writes that; hand-made input can), a
- * lookup returns one of those pairs: the first after the previous hit.
- * bulki_map_get always returns the first.
+ * at most n comparisons (lengths first). Updates ix->next (and, for a pair
+ * beyond the first n, ix->beyond), so an index is not shared between
+ * threads without a lock. If a map holds a key more than once (PDC's
+ * BULKI_put never writes that; hand-made input can), a lookup returns one
+ * of those pairs: the first after the previous hit. bulki_map_get always
+ * returns the first.
  */
 CKPT_API int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key);
 CKPT_API int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key,
                               size_t key_len);
 /*
- * The same lookup as bulki_index_getn, without copying the view: a pointer
- * to the value's view, or NULL if no pair has the key (or an argument is
- * NULL). The view lives in the index (fields[i].value; for a pair beyond
- * the first n, ix->beyond, overwritten by the next such lookup) and is
- * valid as long as the index and the source bytes are.
+ * The same lookup, giving the pair instead of the value's view: a pointer
+ * to it, or NULL if no pair has the key (or an argument is NULL). The pair
+ * lives in the index (fields[i]; for a pair beyond the first n,
+ * ix->beyond, overwritten by the next such lookup); bulki_field_value
+ * gives its value.
  */
-CKPT_API const bulki_ent *bulki_index_find(bulki_index *ix, const char *key, size_t key_len);
+CKPT_API const bulki_field *bulki_index_find(bulki_index *ix, const char *key, size_t key_len);
 
 /* The BULKI held by a PDC_BULKI entity: item -> index 0; array -> index i. */
 CKPT_API int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index);
@@ -322,13 +336,24 @@ CKPT_API int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap,
 /* Element i of a PDC_BULKI_ENT array. Linear in i. */
 CKPT_API int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index);
 
+/* Typed getters straight from an indexed pair (ix->fields[i], or what
+ * bulki_index_find returned): the same result as bulki_field_value and
+ * the getter of that name on its view (BULKI_E_INVAL if f does not
+ * describe an entity of ix's buffer), without building the view. */
+CKPT_API int bulki_field_i64(int64_t *out, const bulki_index *ix, const bulki_field *f);
+CKPT_API int bulki_field_u64(uint64_t *out, const bulki_index *ix, const bulki_field *f);
+CKPT_API int bulki_field_str(const char **s, size_t *len, const bulki_index *ix,
+                             const bulki_field *f);
+CKPT_API int bulki_field_elem_u64(uint64_t *out, const bulki_index *ix, const bulki_field *f,
+                                  uint64_t i);
+
 /* Typed getters for base-type items (any integer width; range-checked). */
 CKPT_API int bulki_ent_i64(int64_t *out, const bulki_ent *e);
 CKPT_API int bulki_ent_u64(uint64_t *out, const bulki_ent *e);
 CKPT_API int bulki_ent_f64(double *out, const bulki_ent *e); /* float or double */
-         /* A string item: *s points into the source (NUL-terminated there), *len is
-          * its length without the NUL. */
-         CKPT_API int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
+/* A string item: *s points into the source (NUL-terminated there), *len is
+ * its length without the NUL. */
+CKPT_API int bulki_ent_str(const char **s, size_t *len, const bulki_ent *e);
 /* Element i of a numeric array (or the item itself for i = 0). */
 CKPT_API int bulki_ent_elem_i64(int64_t *out, const bulki_ent *e, uint64_t i);
 CKPT_API int bulki_ent_elem_u64(uint64_t *out, const bulki_ent *e, uint64_t i);
@@ -338,9 +363,11 @@ CKPT_API int bulki_ent_elem_f64(double *out, const bulki_ent *e, uint64_t i);
  * Inline fast paths for a record decoder's loop over its fields: each
  * gives exactly the result of the function named without `_inline` (and
  * calls it for everything but the common case), without a call in the
- * common case: the pair after the previous hit for a lookup, the exact
+ * common case: the pair after the previous hit for a lookup, a base-type
+ * value with a three-byte header for a view or a field getter, the exact
  * type for a getter. test_bulki_index compares each with its function on
- * every view of every test vector and on hand-made views.
+ * every pair and view of every test vector and on hand-made pairs and
+ * views.
  */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) &&                    \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -379,17 +406,66 @@ static inline int bulki_key_eq_(const char *a, const char *b, size_t n)
     return 1;
 }
 
-static inline const bulki_ent *bulki_index_find_inline(bulki_index *ix, const char *key,
-                                                       size_t key_len)
+static inline const bulki_field *bulki_index_find_inline(bulki_index *ix, const char *key,
+                                                         size_t key_len)
 {
     if (ix != NULL && key != NULL && ix->next < ix->n) {
         const bulki_field *f = &ix->fields[ix->next];
         if (f->key_len == key_len && f->key != NULL && bulki_key_eq_(f->key, key, key_len)) {
             ix->next++;
-            return &f->value;
+            return f;
         }
     }
     return bulki_index_find(ix, key, key_len);
+}
+
+/* The common case of bulki_field_value: a base-type value (not nested)
+ * whose size and count are one-byte varints, its header read from the
+ * bytes; every other value (and a field that does not fit the buffer)
+ * goes to the function. */
+static inline int bulki_field_value_inline(bulki_ent *value, const bulki_index *ix,
+                                           const bulki_field *f)
+{
+    const uint8_t *b = ix->map.base;
+    size_t off = f->value_off, end = f->value_end;
+    if (b != NULL && off < end && end <= ix->map.base_len && end - off >= 3) {
+        unsigned size = b[off], tc = b[off + 1], count = b[off + 2], t = tc & 0x1Fu;
+        size_t plen = end - off - 3;
+        /* the notional size is the payload's plus 18 (PDC's in-memory
+         * header); type codes 1..19 are the base types; PDC_STRING's
+         * payload leaves out its NUL (and has one: plen > 0) */
+        if (size == plen + 18 && size < 0x80 && count < 0x80 && tc < 0x40 && t - 1u < 19u &&
+            (t != BULKI_T_STRING || plen > 0)) {
+            value->base = b;
+            value->base_len = ix->map.base_len;
+            value->offset = off;
+            value->end = end;
+            value->payload = b + off + 3;
+            value->payload_len = plen - (t == BULKI_T_STRING);
+            value->count = count;
+            value->size = size;
+            value->type = (uint8_t)t;
+            value->cls = (uint8_t)(tc >> 5);
+            value->depth = ix->map.depth;
+            return 0;
+        }
+    }
+    return bulki_field_value(value, ix, f);
+}
+
+/* bulki_index_getn for a lookup of the pair after the previous hit, with
+ * the view of a common value built inline. */
+static inline int bulki_index_getn_inline(bulki_ent *value, bulki_index *ix, const char *key,
+                                          size_t key_len)
+{
+    if (value != NULL && ix != NULL && key != NULL && ix->next < ix->n) {
+        const bulki_field *f = &ix->fields[ix->next];
+        if (f->key_len == key_len && f->key != NULL && bulki_key_eq_(f->key, key, key_len)) {
+            ix->next++;
+            return bulki_field_value_inline(value, ix, f);
+        }
+    }
+    return bulki_index_getn(value, ix, key, key_len);
 }
 
 /* The getters' common cases, shared with their functions: 1 if handled
@@ -443,6 +519,106 @@ static inline int bulki_ent_i64_inline(int64_t *out, const bulki_ent *e)
 static inline int bulki_ent_elem_u64_inline(uint64_t *out, const bulki_ent *e, uint64_t i)
 {
     return bulki_ent_elem_u64_fast_(out, e, i) ? 0 : bulki_ent_elem_u64(out, e, i);
+}
+
+/* bulki_ent_str, whole. */
+static inline int bulki_ent_str_inline(const char **s, size_t *len, const bulki_ent *e)
+{
+    if (e->type != BULKI_T_STRING)
+        return BULKI_E_MISMATCH;
+    *s = (const char *)e->payload;
+    if (len)
+        *len = e->payload_len;
+    return 0;
+}
+
+/* The three header bytes of pair f's value (size | type byte << 8 |
+ * count << 16) and its payload, if the value lies in ix's buffer and is
+ * `bytes` long (4..112: a one-byte size); else 0 (the getters' functions
+ * answer). The notional size of a base-type value is its payload's plus
+ * 18 (PDC's in-memory header): a three-byte header whose size byte is
+ * bytes + 15 says the payload runs exactly to f->value_end. */
+static inline uint32_t bulki_field_hdr_(const uint8_t **payload, const bulki_index *ix,
+                                        const bulki_field *f, size_t bytes)
+{
+    const uint8_t *b = ix->map.base;
+    size_t off = f->value_off;
+    uint32_t w;
+    if (f->value_end - off != bytes || bytes - 4 > 112 - 4 || f->value_end > ix->map.base_len ||
+        b == NULL)
+        return 0;
+    if (BULKI_LE_) {
+        memcpy(&w, b + off, 4);
+        w &= 0xFFFFFFu;
+    } else {
+        w = (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 | (uint32_t)b[off + 2] << 16;
+    }
+    *payload = b + off + 3;
+    return w;
+}
+
+#define BULKI_HDR_(size, type, count) ((uint32_t)(size) | (uint32_t)(type) << 8 | (uint32_t)(count) << 16)
+
+static inline int bulki_field_u64_inline(uint64_t *out, const bulki_index *ix,
+                                         const bulki_field *f)
+{
+    const uint8_t *p;
+    if (BULKI_LE_ && bulki_field_hdr_(&p, ix, f, 11) == BULKI_HDR_(26, BULKI_T_UINT64, 1)) {
+        memcpy(out, p, 8);
+        return 0;
+    }
+    return bulki_field_u64(out, ix, f);
+}
+
+static inline int bulki_field_i64_inline(int64_t *out, const bulki_index *ix,
+                                         const bulki_field *f)
+{
+    const uint8_t *p;
+    size_t n = f->value_end - f->value_off;
+    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f, n) : 0;
+    /* the size byte says the payload's length: it must end the pair */
+    if (w == BULKI_HDR_(26, BULKI_T_INT64, 1) && n == 11) {
+        memcpy(out, p, 8);
+        return 0;
+    }
+    if ((w == BULKI_HDR_(22, BULKI_T_INT32, 1) || w == BULKI_HDR_(22, BULKI_T_INT, 1)) && n == 7) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        *out = v;
+        return 0;
+    }
+    return bulki_field_i64(out, ix, f);
+}
+
+static inline int bulki_field_str_inline(const char **s, size_t *len, const bulki_index *ix,
+                                         const bulki_field *f)
+{
+    const uint8_t *p;
+    size_t n = f->value_end - f->value_off;
+    /* a string item with its NUL: payload_len = n - 3 - 1 */
+    if (bulki_field_hdr_(&p, ix, f, n) == BULKI_HDR_(n + 15, BULKI_T_STRING, 1)) {
+        *s = (const char *)p;
+        if (len)
+            *len = n - 4;
+        return 0;
+    }
+    return bulki_field_str(s, len, ix, f);
+}
+
+static inline int bulki_field_elem_u64_inline(uint64_t *out, const bulki_index *ix,
+                                              const bulki_field *f, uint64_t i)
+{
+    const uint8_t *p;
+    size_t n = f->value_end - f->value_off;
+    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f, n) : 0;
+    /* a PDC_UINT64 array or item with a one-byte count: element i of
+     * count, within the payload */
+    if ((w & 0x80DFFFu) == BULKI_HDR_(n + 15, BULKI_T_UINT64, 0) && i < (w >> 16) &&
+        i < (n - 3) / 8) {
+        memcpy(out, p + i * 8, 8);
+        return 0;
+    }
+    return bulki_field_elem_u64(out, ix, f, i);
 }
 
 #ifdef __cplusplus

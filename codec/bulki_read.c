@@ -335,30 +335,26 @@ __attribute__((noinline)) static int fast_ent_call(const uint8_t *b, size_t len,
     return fast_ent(b, len, pos, f);
 }
 
-/* n values from pos; `store`: their views into fields[0..n). Returns the
- * end, or 0 as soon as a value needs the general parser. */
+/* n values from pos; `store`: where each is into fields[0..n). Returns
+ * the end, or 0 as soon as a value needs the general parser. */
 __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b, size_t len,
-                                                               size_t pos, uint64_t n, int depth,
+                                                               size_t pos, uint64_t n,
                                                                bulki_field *fields, int store,
                                                                uint64_t *sum)
 {
     uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = len - pos, size, plen, count = 1, end;
-        unsigned tc;
+        size_t left = len - pos, size, plen, end;
         uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
         size = w & 0xFFu;
         plen = size - BULKI_ENT_HDR;
         if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) { /* (no entry is 0: left < 4) */
             if (plen > left - 3)
                 return 0;
-            tc = (w >> 8) & 0xFFu;
             end = pos + 3 + plen;
         } else if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u &&
                    plen <= left - 3 && bulki_cstr_ok(b + pos + 3, plen, left - 3)) {
-            tc = BULKI_T_STRING;
             end = pos + 3 + plen;
-            plen--; /* the view's payload is the string without its NUL */
         } else if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
                    (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) ==
                        BULKI_FAST_OK &&
@@ -367,32 +363,17 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
                    plen <= left - 3) {
             /* a fixed-width array that is not boolean: size (18..127) is
              * count times the width, and in the bytes */
-            count = w >> 16;
-            tc = (w >> 8) & 0xFFu;
             end = pos + 3 + plen;
         } else {
             struct fast_ent f;
             if (!fast_ent_call(b, len, pos, &f))
                 return 0;
             size = f.size;
-            plen = f.payload_len;
-            count = f.count;
-            tc = (unsigned)f.type | (unsigned)f.cls << 5;
             end = f.end;
         }
-        if (store) {
-            bulki_ent *e = &fields[i].value;
-            e->base = b;
-            e->base_len = len;
-            e->offset = pos;
-            e->end = end;
-            e->payload = b + pos + 3;
-            e->payload_len = plen;
-            e->count = count;
-            e->size = size;
-            e->type = (uint8_t)(tc & 0x1Fu);
-            e->cls = (uint8_t)(tc >> 5);
-            e->depth = (uint8_t)depth;
+        if (store) { /* where the value is; its view is built when asked for */
+            fields[i].value_off = pos;
+            fields[i].value_end = end;
         }
         s += size;
         pos = end;
@@ -402,13 +383,13 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
 }
 
 __attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len, size_t pos,
-                                                    uint64_t n, int depth, bulki_field *fields,
+                                                    uint64_t n, bulki_field *fields,
                                                     size_t cap, uint64_t *sum)
 {
     uint64_t s = 0, m = n < cap ? n : cap;
-    pos = values_loop(b, len, pos, m, depth, fields, 1, &s);
+    pos = values_loop(b, len, pos, m, fields, 1, &s);
     if (pos != 0 && n > m)
-        pos = values_loop(b, len, pos, n - m, depth, NULL, 0, &s);
+        pos = values_loop(b, len, pos, n - m, NULL, 0, &s);
     if (pos != 0)
         *sum = s;
     return pos;
@@ -423,10 +404,10 @@ __attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, 
 }
 
 __attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
-                                                    uint64_t n, int depth, bulki_field *fields,
+                                                    uint64_t n, bulki_field *fields,
                                                     size_t cap, uint64_t *sum)
 {
-    return values_fast_in(b, len, pos, n, depth, fields, cap, sum);
+    return values_fast_in(b, len, pos, n, fields, cap, sum);
 }
 
 
@@ -492,7 +473,7 @@ __attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len
     if (!varint12(b, len, &pos, &off) || off != off1)
         return 0;
     size_t values_off = pos;
-    if ((pos = values_fast_in(b, len, pos, nkeys, depth, fields, cap, &dsum)) == 0)
+    if ((pos = values_fast_in(b, len, pos, nkeys, fields, cap, &dsum)) == 0)
         return 0;
     size_t off2 = pos;
     /* sums of at most len / 3 sizes below 128: no overflow */
@@ -569,16 +550,20 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
     if (off != off1)
         return fail_at(c, off1, BULKI_E_OFFSET);
     size_t values_off = pos;
-    fast_end = values_fast(b, len, pos, nkeys, depth, fields, cap, &dsum);
+    fast_end = values_fast(b, len, pos, nkeys, fields, cap, &dsum);
     if (fast_end != 0)
         pos = fast_end;
     for (uint64_t i = 0; i < nkeys && fast_end == 0; i++) {
-        bulki_ent tmp, *e = i < cap ? &fields[i].value : &tmp;
-        if ((rc = parse_value(c, pos, depth, e)) != 0)
+        bulki_ent e;
+        if ((rc = parse_value(c, pos, depth, &e)) != 0)
             return rc;
-        if (bulki_add(&dsum, dsum, e->size) != 0)
+        if (bulki_add(&dsum, dsum, e.size) != 0)
             return fail_at(c, data_off, BULKI_E_SIZE);
-        pos = e->end;
+        if (i < cap) {
+            fields[i].value_off = pos;
+            fields[i].value_end = e.end;
+        }
+        pos = e.end;
     }
     size_t off2 = pos;
     if ((rc = get_varint(c, &pos, &off)) != 0)
@@ -757,48 +742,42 @@ int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
     return rc < 0 ? rc : BULKI_E_NOTFOUND;
 }
 
-static const bulki_ent *index_search(bulki_index *ix, const char *key, size_t key_len,
-                                     bulki_ent *spare);
+static const bulki_field *index_search(bulki_index *ix, const char *key, size_t key_len);
 
 /* The pair after the previous hit (fields asked for in record order), else
- * a search; a pair beyond the index is returned in *spare. */
-static inline const bulki_ent *index_lookup(bulki_index *ix, const char *key, size_t key_len,
-                                            bulki_ent *spare)
+ * a search; a pair beyond the index is returned in ix->beyond. */
+static inline const bulki_field *index_lookup(bulki_index *ix, const char *key, size_t key_len)
 {
     size_t i = ix->next;
     const bulki_field *f = ix->fields;
     if (i < ix->n && f[i].key_len == key_len && f[i].key != NULL &&
         bulki_key_eq_(f[i].key, key, key_len)) {
         ix->next = i + 1;
-        return &f[i].value;
+        return &f[i];
     }
-    return index_search(ix, key, key_len, spare);
+    return index_search(ix, key, key_len);
 }
 
-const bulki_ent *bulki_index_find(bulki_index *ix, const char *key, size_t key_len)
+const bulki_field *bulki_index_find(bulki_index *ix, const char *key, size_t key_len)
 {
     if (ix == NULL || (key == NULL && key_len > 0))
         return NULL;
-    return index_lookup(ix, key, key_len, &ix->beyond);
+    return index_lookup(ix, key, key_len);
 }
 
 int bulki_index_getn(bulki_ent *value, bulki_index *ix, const char *key, size_t key_len)
 {
     if (value == NULL || ix == NULL || (key == NULL && key_len > 0))
         return BULKI_E_INVAL;
-    /* ix->beyond is not touched here: an index laid out before it existed
-     * stays within its bytes */
-    bulki_ent spare;
-    const bulki_ent *e = index_lookup(ix, key, key_len, &spare);
-    if (e == NULL)
+    const bulki_field *f = index_lookup(ix, key, key_len);
+    if (f == NULL)
         return BULKI_E_NOTFOUND;
-    *value = *e;
-    return 0;
+    return bulki_field_value(value, ix, f);
 }
 
 /* Any other order, and pairs beyond the index. */
-__attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, const char *key,
-                                                              size_t key_len, bulki_ent *spare)
+__attribute__((noinline)) static const bulki_field *index_search(bulki_index *ix,
+                                                                const char *key, size_t key_len)
 {
     size_t n = ix->n, i = ix->next < n ? ix->next : 0;
     const bulki_field *f = ix->fields;
@@ -806,7 +785,7 @@ __attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, 
     for (size_t left = n; left > 0; left--) {
         if (f[i].key_len == key_len && f[i].key != NULL && bulki_key_eq_(f[i].key, key, key_len)) {
             ix->next = i + 1;
-            return &f[i].value;
+            return &f[i];
         }
         if (++i == n)
             i = 0;
@@ -815,14 +794,59 @@ __attribute__((noinline)) static const bulki_ent *index_search(bulki_index *ix, 
         return NULL;
     /* pairs beyond the index: walk them (skipping the indexed ones) */
     bulki_map_iter it;
-    bulki_ent k;
+    bulki_ent k, v;
     bulki_map_iter_init(&it, &ix->map);
-    while (bulki_map_next(&it, &k, spare) == 1) {
+    while (bulki_map_next(&it, &k, &v) == 1) {
         if (it.i > n && k.type == BULKI_T_STRING && k.payload_len == key_len &&
-            memcmp(k.payload, key, key_len) == 0)
-            return spare;
+            memcmp(k.payload, key, key_len) == 0) {
+            ix->beyond.key = (const char *)k.payload;
+            ix->beyond.key_len = k.payload_len;
+            ix->beyond.value_off = v.offset;
+            ix->beyond.value_end = v.end;
+            return &ix->beyond;
+        }
     }
     return NULL;
+}
+
+int bulki_field_value(bulki_ent *value, const bulki_index *ix, const bulki_field *f)
+{
+    if (value == NULL || ix == NULL || f == NULL)
+        return BULKI_E_INVAL;
+    const uint8_t *b = ix->map.base;
+    size_t pos = f->value_off, end = f->value_end;
+    if (b == NULL || end > ix->map.base_len || pos >= end)
+        return BULKI_E_INVAL;
+    /* the header again, bounded by the value's end */
+    struct rctx c = {b, end, 0};
+    size_t start = pos;
+    uint64_t size, count;
+    if (get_varint(&c, &pos, &size) != 0 || pos >= end)
+        return BULKI_E_INVAL;
+    uint8_t tc = b[pos++];
+    const struct bulki_type_info *ti = bulki_ti(tc & 0x1F);
+    if ((tc & 0xC0) || ti == NULL || get_varint(&c, &pos, &count) != 0)
+        return BULKI_E_INVAL;
+    size_t plen = end - pos;
+    if (ti->kind != BULKI_KIND_NESTED) {
+        /* a base type's payload is its size less the notional header */
+        if (size < BULKI_ENT_HDR || size - BULKI_ENT_HDR != plen ||
+            (ti->kind == BULKI_KIND_STRING && plen == 0))
+            return BULKI_E_INVAL;
+        plen -= ti->kind == BULKI_KIND_STRING; /* the view leaves out the NUL */
+    }
+    value->base = b;
+    value->base_len = ix->map.base_len;
+    value->offset = start;
+    value->end = end;
+    value->payload = b + pos;
+    value->payload_len = plen;
+    value->count = count;
+    value->size = size;
+    value->type = ti->code;
+    value->cls = (tc >> 5) & 1;
+    value->depth = ix->map.depth;
+    return 0;
 }
 
 int bulki_index_get(bulki_ent *value, bulki_index *ix, const char *key)
@@ -902,6 +926,34 @@ int bulki_ent_at(bulki_ent *out, const bulki_ent *e, uint64_t index)
 }
 
 /* ---- typed getters ---- */
+
+int bulki_field_i64(int64_t *out, const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    int rc = bulki_field_value(&e, ix, f);
+    return rc != 0 ? rc : bulki_ent_i64(out, &e);
+}
+
+int bulki_field_u64(uint64_t *out, const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    int rc = bulki_field_value(&e, ix, f);
+    return rc != 0 ? rc : bulki_ent_u64(out, &e);
+}
+
+int bulki_field_str(const char **s, size_t *len, const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    int rc = bulki_field_value(&e, ix, f);
+    return rc != 0 ? rc : bulki_ent_str(s, len, &e);
+}
+
+int bulki_field_elem_u64(uint64_t *out, const bulki_index *ix, const bulki_field *f, uint64_t i)
+{
+    bulki_ent e;
+    int rc = bulki_field_value(&e, ix, f);
+    return rc != 0 ? rc : bulki_ent_elem_u64(out, &e, i);
+}
 
 /* Raw element i of a numeric entity: its kind and 64-bit pattern
  * (sign-extended for signed kinds). */

@@ -416,18 +416,35 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
                  gx.map.depth == ix.map.depth && gx.n == ix.n);
         for (size_t j = 0; j < ix.n; j++) {
             FZ_CHECK(gfields[j].key == fields[j].key && gfields[j].key_len == fields[j].key_len);
-            FZ_CHECK(same_view(&gfields[j].value, &fields[j].value));
-            /* the inline getters give what their functions give */
-            const bulki_ent *fv = &fields[j].value;
-            uint64_t u1 = 1, u2 = 1;
-            int64_t s1 = 1, s2 = 1;
-            FZ_CHECK(bulki_ent_u64_inline(&u1, fv) == bulki_ent_u64(&u2, fv) && u1 == u2);
-            FZ_CHECK(bulki_ent_i64_inline(&s1, fv) == bulki_ent_i64(&s2, fv) && s1 == s2);
+            FZ_CHECK(gfields[j].value_off == fields[j].value_off &&
+                     gfields[j].value_end == fields[j].value_end);
+            /* the view, inline and not; the inline getters give what their
+             * functions give, on the view and straight from the pair */
+            const bulki_field *ff = &fields[j];
+            bulki_ent view, iview;
+            FZ_CHECK(bulki_field_value(&view, &ix, ff) == 0);
+            FZ_CHECK(bulki_field_value_inline(&iview, &ix, ff) == 0 && same_view(&view, &iview));
+            const bulki_ent *fv = &view;
+            uint64_t u1 = 1, u2 = 1, u3 = 1;
+            int64_t s1 = 1, s2 = 1, s3 = 1;
+            const char *c1 = NULL, *c2 = NULL;
+            size_t n1 = 1, n2 = 1;
+            int r;
+            FZ_CHECK(bulki_ent_u64_inline(&u1, fv) == (r = bulki_ent_u64(&u2, fv)) && u1 == u2);
+            FZ_CHECK(bulki_field_u64_inline(&u3, &ix, ff) == r && u3 == u2);
+            FZ_CHECK(bulki_ent_i64_inline(&s1, fv) == (r = bulki_ent_i64(&s2, fv)) && s1 == s2);
+            FZ_CHECK(bulki_field_i64_inline(&s3, &ix, ff) == r && s3 == s2);
+            FZ_CHECK(bulki_ent_str_inline(&c1, &n1, fv) == (r = bulki_ent_str(&c2, &n2, fv)) &&
+                     c1 == c2 && n1 == n2);
+            c1 = NULL;
+            n1 = 1;
+            FZ_CHECK(bulki_field_str_inline(&c1, &n1, &ix, ff) == r && c1 == c2 && n1 == n2);
             for (uint64_t el = 0; el < 4; el++) {
-                u1 = u2 = 1;
+                u1 = u2 = u3 = 1;
                 FZ_CHECK(bulki_ent_elem_u64_inline(&u1, fv, el) ==
-                             bulki_ent_elem_u64(&u2, fv, el) &&
+                             (r = bulki_ent_elem_u64(&u2, fv, el)) &&
                          u1 == u2);
+                FZ_CHECK(bulki_field_elem_u64_inline(&u3, &ix, ff, el) == r && u3 == u2);
             }
         }
         FZ_CHECK(ix.map.offset == m->offset && ix.map.end == m->end &&
@@ -440,7 +457,8 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
         bulki_map_iter_init(&it, m);
         while (bulki_map_next(&it, &k, &v) == 1 && i < MAX_GET_CHECKS) {
             if (i < ix.n) {
-                FZ_CHECK(same_view(&ix.fields[i].value, &v));
+                bulki_ent fv;
+                FZ_CHECK(bulki_field_value(&fv, &ix, &ix.fields[i]) == 0 && same_view(&fv, &v));
                 if (k.type == BULKI_T_STRING)
                     FZ_CHECK(ix.fields[i].key == (const char *)k.payload &&
                              ix.fields[i].key_len == k.payload_len);

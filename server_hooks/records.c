@@ -71,7 +71,7 @@ static int encode(uint8_t *buf, size_t cap, size_t *len, const bulki_pair *p, si
 /* ---- field getters over a decoded map; any failure -> CKPT_E_RECORD ---- */
 
 /* A record is validated and indexed in one pass (bulki_decode_index): its
- * first RD_MAX pairs' keys and value views land in rd.f, so reading each
+ * first RD_MAX pairs' keys and value positions land in rd.f, so reading each
  * of a record's ~17 fields costs a key comparison, not a walk from the
  * first pair, and nothing is read twice. Decoders ask for fields in the
  * encoder's order, and a lookup starts at the pair after the previous hit:
@@ -103,13 +103,7 @@ static int rd_open(struct rd *r, const void *rec, size_t len, size_t *err_off)
 /* The value of key k, without touching r->rc: 0, or -1 if it is absent. */
 static int rd_find(struct rd *r, const char *k, size_t kl, bulki_ent *e)
 {
-    /* the view is copied: a pair beyond RD_MAX comes back in ix.beyond,
-     * which the next such lookup overwrites */
-    const bulki_ent *v = bulki_index_find_inline(&r->ix, k, kl);
-    if (v == NULL)
-        return -1;
-    *e = *v;
-    return 0;
+    return bulki_index_getn_inline(e, &r->ix, k, kl) == 0 ? 0 : -1;
 }
 
 static int rd_ent(struct rd *r, const char *k, size_t kl, bulki_ent *e, int optional)
@@ -423,9 +417,15 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
         return CKPT_E_INVAL;
     if (bulki_decode_index(&ix, f, KV_MAX, rec, len, &off) != 0)
         goto bad;
-    for (size_t i = 0; i < ix.n; i++)
-        if (kvtag_pair(t, f[i].key, f[i].key_len, &f[i].value, &val, &type, &have, &off) != 0)
+    for (size_t i = 0; i < ix.n; i++) {
+        bulki_ent e;
+        if (bulki_field_value_inline(&e, &ix, &f[i]) != 0) {
+            off = f[i].value_off;
             goto bad;
+        }
+        if (kvtag_pair(t, f[i].key, f[i].key_len, &e, &val, &type, &have, &off) != 0)
+            goto bad;
+    }
     if (ix.map.npairs > ix.n) {
         /* more pairs than any encoder writes: walk to the rest */
         bulki_map_iter it;

@@ -89,6 +89,15 @@ static int same_view(const bulki_ent *a, const bulki_ent *b)
            a->cls == b->cls && a->depth == b->depth;
 }
 
+/* The view of indexed pair f's value (asserted to exist). */
+static bulki_ent fview(const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    memset(&e, 0, sizeof e);
+    assert_bulki_rc(bulki_field_value(&e, ix, f), BULKI_OK);
+    return e;
+}
+
 /* The fast function for a whole BULKI answers exactly as the general
  * parser alone: the same error and offset, or the same map and index. */
 static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
@@ -115,7 +124,8 @@ static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
     for (size_t i = 0; i < a.n; i++) {
         assert_ptr_equal(fa[i].key, fb[i].key);
         assert_int_equal(fa[i].key_len, fb[i].key_len);
-        assert_true(same_view(&fa[i].value, &fb[i].value));
+        assert_int_equal(fa[i].value_off, fb[i].value_off);
+        assert_int_equal(fa[i].value_end, fb[i].value_end);
     }
 }
 
@@ -152,7 +162,10 @@ static void check_agrees(const uint8_t *buf, size_t len, size_t cap)
         } else {
             assert_null(ix.fields[i].key);
         }
-        assert_true(same_view(&ix.fields[i].value, &v));
+        bulki_ent fv = fview(&ix, &ix.fields[i]), iv;
+        assert_true(same_view(&fv, &v));
+        assert_bulki_rc(bulki_field_value_inline(&iv, &ix, &ix.fields[i]), BULKI_OK);
+        assert_true(same_view(&iv, &v));
         i++;
     }
     assert_int_equal(i, ix.n);
@@ -301,7 +314,7 @@ static void non_string_and_duplicate_keys(void **state)
     assert_bulki_rc(bulki_encode_doc(&len, buf, sizeof buf, &d), BULKI_OK);
     assert_bulki_rc(bulki_decode_index(&ix, fields, 4, buf, len, NULL), BULKI_OK);
     assert_null(fields[0].key);
-    assert_int_equal(fields[0].value.type, BULKI_T_INT32);
+    assert_int_equal(fview(&ix, &fields[0]).type, BULKI_T_INT32);
     /* "a" from the start: the first one; after a hit on "b": the second */
     assert_bulki_rc(bulki_index_get(&e, &ix, "a"), BULKI_OK);
     assert_bulki_rc(bulki_ent_i64(&v, &e), BULKI_OK);
@@ -336,6 +349,33 @@ static void bad_arguments(void **state)
     assert_bulki_rc(bulki_index_get(&e, NULL, "obj_id"), BULKI_E_INVAL);
     assert_bulki_rc(bulki_index_getn(&e, &ix, NULL, 3), BULKI_E_INVAL);
     assert_bulki_rc(bulki_index_getn(&e, &ix, NULL, 0), BULKI_E_NOTFOUND);
+    /* pairs that do not describe a value of the buffer */
+    uint64_t u;
+    assert_bulki_rc(bulki_decode_index(&ix, fields, 10, rec, len, NULL), BULKI_OK);
+    bulki_field f = fields[0]; /* obj_id, a PDC_UINT64 */
+    assert_bulki_rc(bulki_field_value(NULL, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_value(&e, NULL, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_value(&e, &ix, NULL), BULKI_E_INVAL);
+    f.value_end--; /* shorter than its size says */
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_u64_inline(&u, &ix, &f), BULKI_E_INVAL);
+    f.value_end += 2; /* longer */
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    f = fields[0];
+    f.value_off++; /* not where an entity starts: its type byte as a size */
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    f = fields[9];
+    f.value_end = len + 1; /* past the buffer */
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    f.value_off = f.value_end = fields[9].value_off; /* empty */
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_str(&(const char *){NULL}, NULL, &ix, &f), BULKI_E_INVAL);
+    f = fields[0];
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_OK);
+    assert_bulki_rc(bulki_field_str(&(const char *){NULL}, NULL, &ix, &f), BULKI_E_MISMATCH);
+    /* after a failed decode the index is empty: no pair is a value */
+    assert_bulki_rc(bulki_decode_index(&ix, fields, 10, rec, len - 1, NULL), BULKI_E_TRUNCATED);
+    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
 }
 
 /* The reader's fast-path table says for each type byte what the type
@@ -552,20 +592,21 @@ static void item_table_matches_type_table(void **state)
     }
 }
 
-/* bulki_index_find: the view in the index, no copy; beyond the index the
- * spare view; NULL when absent or for bad arguments. */
-static void find_returns_views_in_the_index(void **state)
+/* bulki_index_find: the pair in the index; beyond the index ix.beyond;
+ * NULL when absent or for bad arguments. */
+static void find_returns_pairs_in_the_index(void **state)
 {
     struct fix *fx = *state;
     bulki_index ix = fx->ix;
     bulki_field small[3];
     for (int i = 0; i < 10; i++) {
-        const bulki_ent *e = bulki_index_find(&ix, names[i], strlen(names[i]));
-        assert_ptr_equal(e, &fx->fields[i].value);
-        check_value(e, i);
+        const bulki_field *f = bulki_index_find(&ix, names[i], strlen(names[i]));
+        assert_ptr_equal(f, &fx->fields[i]);
+        bulki_ent e = fview(&ix, f);
+        check_value(&e, i);
     }
     for (int i = 9; i >= 0; i--)
-        assert_ptr_equal(bulki_index_find(&ix, names[i], strlen(names[i])), &fx->fields[i].value);
+        assert_ptr_equal(bulki_index_find(&ix, names[i], strlen(names[i])), &fx->fields[i]);
     assert_null(bulki_index_find(&ix, "obj", 3));
     assert_null(bulki_index_find(&ix, "obj_idx", 7));
     assert_null(bulki_index_find(NULL, "obj_id", 6));
@@ -573,16 +614,18 @@ static void find_returns_views_in_the_index(void **state)
     /* beyond a 3-pair index: the same value as bulki_map_get, in ix.beyond */
     assert_bulki_rc(bulki_decode_index(&ix, small, 3, fx->rec, fx->len, NULL), BULKI_OK);
     for (int i = 9; i >= 0; i--) {
-        const bulki_ent *e = bulki_index_find(&ix, names[i], strlen(names[i]));
-        assert_non_null(e);
+        const bulki_field *f = bulki_index_find(&ix, names[i], strlen(names[i]));
+        assert_non_null(f);
         if (i >= 3)
-            assert_ptr_equal(e, &ix.beyond);
+            assert_ptr_equal(f, &ix.beyond);
         else
-            assert_ptr_equal(e, &small[i].value);
-        bulki_ent want;
+            assert_ptr_equal(f, &small[i]);
+        assert_int_equal(f->key_len, strlen(names[i]));
+        assert_memory_equal(f->key, names[i], f->key_len + 1);
+        bulki_ent want, e = fview(&ix, f);
         assert_bulki_rc(bulki_map_get(&want, &ix.map, names[i]), BULKI_OK);
-        assert_true(same_view(e, &want));
-        check_value(e, i);
+        assert_true(same_view(&e, &want));
+        check_value(&e, i);
     }
     assert_null(bulki_index_find(&ix, "nope", 4));
 }
@@ -606,27 +649,119 @@ static void check_getters_inline(const bulki_ent *e)
     }
 }
 
-/* The inline lookup answers as bulki_index_find, from the same state:
- * the same view (or NULL) and the same next position. */
+/* The inline lookups answer as bulki_index_find and bulki_index_getn,
+ * from the same state: the same pair (or NULL), the same view (or error)
+ * and the same next position. */
 static void check_find_inline(bulki_index *ix, const char *key, size_t key_len)
 {
-    bulki_index a = *ix, b = *ix;
-    const bulki_ent *ea = bulki_index_find_inline(&a, key, key_len);
-    const bulki_ent *eb = bulki_index_find(&b, key, key_len);
+    bulki_index a = *ix, b = *ix, c = *ix, d = *ix;
+    const bulki_field *ea = bulki_index_find_inline(&a, key, key_len);
+    const bulki_field *eb = bulki_index_find(&b, key, key_len);
     if (ea == &a.beyond || eb == &b.beyond) { /* beyond the index: a copy each */
         assert_true(ea == &a.beyond && eb == &b.beyond);
-        assert_true(same_view(ea, eb));
+        assert_true(ea->key == eb->key && ea->key_len == eb->key_len &&
+                    ea->value_off == eb->value_off && ea->value_end == eb->value_end);
     } else {
         assert_ptr_equal(ea, eb);
     }
     assert_int_equal(a.next, b.next);
+    bulki_ent vc, vd;
+    memset(&vc, 0, sizeof vc);
+    memset(&vd, 0, sizeof vd);
+    int rc = bulki_index_getn_inline(&vc, &c, key, key_len);
+    assert_bulki_rc(rc, bulki_index_getn(&vd, &d, key, key_len));
+    assert_true(same_view(&vc, &vd));
+    assert_int_equal(c.next, b.next);
+    assert_int_equal(d.next, b.next);
+    if (eb != NULL) {
+        bulki_ent want = fview(&b, eb);
+        assert_bulki_rc(rc, BULKI_OK);
+        assert_true(same_view(&vc, &want));
+    } else {
+        assert_bulki_rc(rc, key == NULL && key_len > 0 ? BULKI_E_INVAL : BULKI_E_NOTFOUND);
+    }
     *ix = b;
 }
 
-/* bulki_index_find_inline and the bulki_ent_*_inline getters against
- * their functions: every pair of every vector (in order, in reverse,
- * missing keys, a small index), and hand-made views of every type code,
- * class, count and payload length. */
+/* The inline view and field getters give exactly what their functions
+ * give on pair f of ix, whatever f holds; and the field getters what the
+ * view getters give on its view. */
+static void check_field_inline(const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    int rc = bulki_field_value(&b, ix, f);
+    assert_bulki_rc(bulki_field_value_inline(&a, ix, f), rc);
+    assert_true(same_view(&a, &b));
+    if (rc == 0) { /* the view stays in the buffer and in the field */
+        assert_true(b.offset == f->value_off && b.end == f->value_end);
+        assert_true(b.payload >= ix->map.base + b.offset &&
+                    b.payload + b.payload_len <= ix->map.base + b.end);
+    }
+    uint64_t u1 = 7, u2 = 7, u3 = 7;
+    int64_t s1 = 7, s2 = 7, s3 = 7;
+    const char *c1 = NULL, *c2 = NULL, *c3 = NULL;
+    size_t n1 = 7, n2 = 7, n3 = 7;
+    int r;
+    assert_bulki_rc(bulki_field_u64_inline(&u1, ix, f), r = bulki_field_u64(&u2, ix, f));
+    assert_int_equal(u1, u2);
+    if (rc == 0) {
+        assert_bulki_rc(r, bulki_ent_u64(&u3, &b));
+        assert_int_equal(u2, u3);
+    }
+    assert_bulki_rc(bulki_field_i64_inline(&s1, ix, f), r = bulki_field_i64(&s2, ix, f));
+    assert_int_equal(s1, s2);
+    if (rc == 0) {
+        assert_bulki_rc(r, bulki_ent_i64(&s3, &b));
+        assert_int_equal(s2, s3);
+    }
+    assert_bulki_rc(bulki_field_str_inline(&c1, &n1, ix, f), r = bulki_field_str(&c2, &n2, ix, f));
+    assert_true(c1 == c2 && n1 == n2);
+    if (rc == 0) {
+        assert_bulki_rc(r, bulki_ent_str(&c3, &n3, &b));
+        assert_true(c2 == c3 && n2 == n3);
+        assert_bulki_rc(bulki_ent_str_inline(&c1, &n1, &b), r);
+        assert_true(c1 == c3 && n1 == n3);
+    }
+    uint64_t last = rc == 0 && b.count < 20 ? b.count + 1 : 20;
+    for (uint64_t i = 0; i <= last; i++) {
+        u1 = u2 = u3 = 7;
+        assert_bulki_rc(bulki_field_elem_u64_inline(&u1, ix, f, i),
+                        r = bulki_field_elem_u64(&u2, ix, f, i));
+        assert_int_equal(u1, u2);
+        if (rc == 0) {
+            assert_bulki_rc(r, bulki_ent_elem_u64(&u3, &b, i));
+            assert_int_equal(u2, u3);
+        }
+    }
+}
+
+/* Every field [off, end) over buf (in and out of bounds, entities or
+ * not) against the functions. */
+static void check_all_fields(const uint8_t *buf, size_t len)
+{
+    bulki_index ix;
+    memset(&ix, 0, sizeof ix);
+    ix.map.base = buf;
+    ix.map.base_len = len;
+    ix.map.depth = 1;
+    for (size_t off = 0; off <= len + 1; off++)
+        for (size_t end = off > 2 ? off - 2 : 0; end <= len + 2 && end <= off + 140; end++) {
+            bulki_field f = {NULL, 0, off, end};
+            check_field_inline(&ix, &f);
+        }
+    bulki_field f = {NULL, 0, 0, len};
+    ix.map.base = NULL; /* an empty index */
+    check_field_inline(&ix, &f);
+}
+
+/* bulki_index_find_inline, bulki_index_getn_inline, bulki_field_value_inline,
+ * the bulki_field_*_inline and bulki_ent_*_inline getters against their
+ * functions: every pair of every vector (in order, in reverse, missing
+ * keys, a small index), every [off, end) as a pair over the record and
+ * the smaller vectors, and hand-made views of every type code, class,
+ * count and payload length. */
 static void inline_paths_match_functions(void **state)
 {
     (void)state;
@@ -646,7 +781,9 @@ static void inline_paths_match_functions(void **state)
             if (bulki_decode_index(&ix, f, cap, buf, len, NULL) != 0)
                 continue;
             for (size_t k = 0; k < ix.n; k++) {
-                check_getters_inline(&f[k].value);
+                bulki_ent e = fview(&ix, &f[k]);
+                check_getters_inline(&e);
+                check_field_inline(&ix, &f[k]);
                 if (f[k].key != NULL)
                     check_find_inline(&ix, f[k].key, f[k].key_len);
             }
@@ -662,6 +799,10 @@ static void inline_paths_match_functions(void **state)
         }
     }
     assert_null(bulki_index_find_inline(NULL, "obj_id", 6));
+    check_all_fields(rec, rl);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].bin_len < 400)
+            check_all_fields(v[i].bin, v[i].bin_len);
     tu_free_vectors(v, n);
     free(rec);
 
@@ -711,10 +852,11 @@ static void nested_doc_index(void **state)
     int64_t v;
     assert_bulki_rc(bulki_encode_doc(&len, buf, sizeof buf, &od), BULKI_OK);
     assert_bulki_rc(bulki_decode_index(&ox, of, 4, buf, len, NULL), BULKI_OK);
+    bulki_ent v0 = fview(&ox, &of[0]), v1 = fview(&ox, &of[1]), v2 = fview(&ox, &of[2]);
     for (size_t cap = 0; cap <= 4; cap++) {
         bulki_map m;
-        assert_bulki_rc(bulki_ent_index(&nx, cap ? nf : NULL, cap, &of[0].value, 0), BULKI_OK);
-        assert_bulki_rc(bulki_ent_doc(&m, &of[0].value, 0), BULKI_OK);
+        assert_bulki_rc(bulki_ent_index(&nx, cap ? nf : NULL, cap, &v0, 0), BULKI_OK);
+        assert_bulki_rc(bulki_ent_doc(&m, &v0, 0), BULKI_OK);
         assert_true(nx.map.offset == m.offset && nx.map.end == m.end &&
                     nx.map.npairs == m.npairs && nx.map.depth == m.depth &&
                     nx.map.keys_off == m.keys_off && nx.map.values_off == m.values_off);
@@ -727,19 +869,19 @@ static void nested_doc_index(void **state)
         assert_bulki_rc(bulki_index_get(&e, &nx, "n"), BULKI_E_NOTFOUND); /* the outer's */
     }
     /* element 1 of a BULKI array */
-    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &of[1].value, 1), BULKI_OK);
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &v1, 1), BULKI_OK);
     assert_int_equal(nx.n, 1);
     assert_bulki_rc(bulki_index_get(&e, &nx, "z"), BULKI_OK);
     assert_bulki_rc(bulki_ent_i64(&v, &e), BULKI_OK);
     assert_int_equal(v, 2);
     /* errors leave an empty index */
-    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &of[1].value, 2), BULKI_E_NOTFOUND);
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &v1, 2), BULKI_E_NOTFOUND);
     assert_int_equal(nx.n, 0);
-    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &of[2].value, 0), BULKI_E_MISMATCH);
+    assert_bulki_rc(bulki_ent_index(&nx, nf, 4, &v2, 0), BULKI_E_MISMATCH);
     assert_int_equal(nx.n, 0);
     assert_bulki_rc(bulki_index_get(&e, &nx, "z"), BULKI_E_NOTFOUND);
-    assert_bulki_rc(bulki_ent_index(NULL, nf, 4, &of[0].value, 0), BULKI_E_INVAL);
-    assert_bulki_rc(bulki_ent_index(&nx, NULL, 4, &of[0].value, 0), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_ent_index(NULL, nf, 4, &v0, 0), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_ent_index(&nx, NULL, 4, &v0, 0), BULKI_E_INVAL);
     assert_bulki_rc(bulki_ent_index(&nx, nf, 4, NULL, 0), BULKI_E_INVAL);
 }
 
@@ -756,7 +898,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(item_table_matches_type_table),
         cmocka_unit_test(fast_paths_follow_the_rules),
         cmocka_unit_test(string_checks_find_every_nul),
-        cmocka_unit_test_setup_teardown(find_returns_views_in_the_index, fix_setup,
+        cmocka_unit_test_setup_teardown(find_returns_pairs_in_the_index, fix_setup,
                                         fix_teardown),
         cmocka_unit_test(nested_doc_index),
         cmocka_unit_test(inline_paths_match_functions),

@@ -72,8 +72,38 @@ enum field { F_OBJ_ID, F_OBJ_NAME, F_CONT_ID, F_USER_ID, F_APP_NAME, F_TIME_STEP
 /* ==================================================================== */
 
 
-/* Read field f of the record from its value view; 0 or a BULKI_E* code. */
-static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
+/* Where a field's value is: an indexed pair of ix (the index's readers:
+ * the typed getters straight from the pair) or, with ix NULL, a view (the
+ * walks of the API before the index: the getters on the view). ck_field
+ * is inlined into each decoder, where ix is NULL or not at compile time,
+ * so each reads its values one way, with no test at run time. */
+struct ck_val {
+    const bulki_index *ix;
+    const bulki_field *f;
+    const bulki_ent *e;
+};
+
+static inline int ck_u64(uint64_t *o, struct ck_val v)
+{
+    return v.ix ? bulki_field_u64_inline(o, v.ix, v.f) : bulki_ent_u64_inline(o, v.e);
+}
+static inline int ck_i64(int64_t *o, struct ck_val v)
+{
+    return v.ix ? bulki_field_i64_inline(o, v.ix, v.f) : bulki_ent_i64_inline(o, v.e);
+}
+static inline int ck_str(const char **s, size_t *n, struct ck_val v)
+{
+    return v.ix ? bulki_field_str_inline(s, n, v.ix, v.f) : bulki_ent_str_inline(s, n, v.e);
+}
+static inline int ck_elem_u64(uint64_t *o, struct ck_val v, uint64_t i)
+{
+    return v.ix ? bulki_field_elem_u64_inline(o, v.ix, v.f, i)
+                : bulki_ent_elem_u64_inline(o, v.e, i);
+}
+
+/* Read field f of the record from its value; 0 or a BULKI_E* code. */
+__attribute__((always_inline)) static inline int ck_field(struct bench_record *out, enum field f,
+                                                         struct ck_val e)
 {
     const char *s;
     size_t slen;
@@ -81,16 +111,16 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
     int rc = 0;
     switch (f) {
     case F_OBJ_ID:
-        return bulki_ent_u64_inline(&out->obj_id, e);
+        return ck_u64(&out->obj_id, e);
     case F_CONT_ID:
-        return bulki_ent_u64_inline(&out->cont_id, e);
+        return ck_u64(&out->cont_id, e);
     case F_CREATE_TIME:
-        return bulki_ent_i64_inline(&out->create_time, e);
+        return ck_i64(&out->create_time, e);
     case F_OBJ_NAME:
     case F_APP_NAME: {
         char *dst = f == F_OBJ_NAME ? out->obj_name : out->app_name;
         size_t cap = f == F_OBJ_NAME ? sizeof out->obj_name : sizeof out->app_name;
-        if ((rc = bulki_ent_str(&s, &slen, e)) != 0)
+        if ((rc = ck_str(&s, &slen, e)) != 0)
             return rc;
         if (slen >= cap)
             return BULKI_E_RANGE;
@@ -99,14 +129,14 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
     }
     case F_DIMS:
         for (uint64_t i = 0; i < 3 && rc == 0; i++)
-            rc = bulki_ent_elem_u64_inline(&out->dims[i], e, i);
+            rc = ck_elem_u64(&out->dims[i], e, i);
         return rc;
     default: {
         int32_t *dst = f == F_USER_ID ? &out->user_id
                        : f == F_TIME_STEP ? &out->time_step
                        : f == F_DATA_TYPE ? &out->data_type
                                           : &out->ndim;
-        if ((rc = bulki_ent_i64_inline(&v, e)) != 0)
+        if ((rc = ck_i64(&v, e)) != 0)
             return rc;
         if (v < INT32_MIN || v > INT32_MAX)
             return BULKI_E_RANGE;
@@ -118,14 +148,15 @@ static int ck_field(struct bench_record *out, enum field f, const bulki_ent *e)
 
 /* Field number of a key of klen bytes, or -1: position `hint` first
  * (records keep their fields in order), then every name; lengths are
- * compared before bytes. Both codecs' one-pass decodes use it. */
+ * compared before bytes (bulki.h's short-key compare: words, not a memcmp
+ * call, as the index's own lookups). Both codecs' one-pass decodes use it. */
 static int field_of(const char *key, size_t klen, int hint)
 {
     if (hint < NFIELDS && bench_field_len[hint] == klen &&
-        memcmp(bench_field_name[hint], key, klen) == 0)
+        bulki_key_eq_(bench_field_name[hint], key, klen))
         return hint;
     for (int i = 0; i < NFIELDS; i++)
-        if (bench_field_len[i] == klen && memcmp(bench_field_name[i], key, klen) == 0)
+        if (bench_field_len[i] == klen && bulki_key_eq_(bench_field_name[i], key, klen))
             return i;
     return -1;
 }
@@ -142,14 +173,14 @@ static int ck_by_key(struct bench_record *out, const uint8_t *buf, size_t len)
 {
     bulki_field fields[NFIELDS];
     bulki_index ix;
-    const bulki_ent *e;
+    const bulki_field *p;
     int rc;
     if ((rc = bulki_decode_index(&ix, fields, NFIELDS, buf, len, NULL)) != 0)
         return rc;
     for (int f = 0; f < NFIELDS; f++) {
-        if ((e = bulki_index_find_inline(&ix, bench_field_name[f], bench_field_len[f])) == NULL)
+        if ((p = bulki_index_find_inline(&ix, bench_field_name[f], bench_field_len[f])) == NULL)
             return BULKI_E_NOTFOUND;
-        if ((rc = ck_field(out, (enum field)f, e)) != 0)
+        if ((rc = ck_field(out, (enum field)f, (struct ck_val){&ix, p, NULL})) != 0)
             return rc;
     }
     return 0;
@@ -165,7 +196,7 @@ static int ck_by_key_walk(struct bench_record *out, const uint8_t *buf, size_t l
         return rc;
     for (int f = 0; f < NFIELDS; f++)
         if ((rc = bulki_map_get(&e, &m, bench_field_name[f])) != 0 ||
-            (rc = ck_field(out, (enum field)f, &e)) != 0)
+            (rc = ck_field(out, (enum field)f, (struct ck_val){NULL, NULL, &e})) != 0)
             return rc;
     return 0;
 }
@@ -182,7 +213,7 @@ static int ck_one_pass(struct bench_record *out, const uint8_t *buf, size_t len)
             continue;
         int f = field_of(fields[i].key, fields[i].key_len, (int)i);
         if (f >= 0) {
-            if ((rc = ck_field(out, (enum field)f, &fields[i].value)) != 0)
+            if ((rc = ck_field(out, (enum field)f, (struct ck_val){&ix, &fields[i], NULL})) != 0)
                 return rc;
             seen |= 1 << f;
         }
@@ -206,7 +237,7 @@ static int ck_one_pass_next(struct bench_record *out, const uint8_t *buf, size_t
             continue;
         int f = field_of((const char *)k.payload, k.payload_len, i++);
         if (f >= 0) {
-            if ((rc = ck_field(out, (enum field)f, &v)) != 0)
+            if ((rc = ck_field(out, (enum field)f, (struct ck_val){NULL, NULL, &v})) != 0)
                 return rc;
             seen |= 1 << f;
         }
