@@ -722,6 +722,18 @@ static int retry_due(const ckpt_store *st)
 /* Background thread: time-based commits and periodic syncs            */
 /* ------------------------------------------------------------------ */
 
+/* A background sync, with st->mu held on entry and exit (not during the
+ * fdatasync); returns when it ended (mono ms). */
+static uint64_t bg_sync(ckpt_store *st)
+{
+    st->commits_since_sync = 0;
+    st->bytes_since_sync = 0;
+    pthread_mutex_unlock(&st->mu);
+    mdb_env_sync(st->env, 1);
+    pthread_mutex_lock(&st->mu);
+    return mono_ms();
+}
+
 static void *bg_main(void *arg)
 {
     ckpt_store *st = arg;
@@ -749,14 +761,8 @@ static void *bg_main(void *arg)
             retry_due(st))
             commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
         if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
-            (now - last_sync >= st->opts.sync_ms || sync_due(st))) {
-            st->commits_since_sync = 0;
-            st->bytes_since_sync = 0;
-            pthread_mutex_unlock(&st->mu);
-            mdb_env_sync(st->env, 1);
-            pthread_mutex_lock(&st->mu);
-            last_sync = mono_ms();
-        }
+            (now - last_sync >= st->opts.sync_ms || sync_due(st)))
+            last_sync = bg_sync(st);
         if (merge_due(st, 1)) {
             /* The tag index's delta, a slice at a time (others get st->mu
              * in between); close stops it at once (bg_stop: the slice's
@@ -774,14 +780,8 @@ static void *bg_main(void *arg)
                 }
             }
             if (merged && st->opts.sync_mode != CKPT_SYNC_EVERY &&
-                !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
-                st->commits_since_sync = 0;
-                st->bytes_since_sync = 0;
-                pthread_mutex_unlock(&st->mu);
-                mdb_env_sync(st->env, 1);
-                pthread_mutex_lock(&st->mu);
-                last_sync = mono_ms();
-            }
+                !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
+                last_sync = bg_sync(st);
         }
     }
     pthread_mutex_unlock(&st->mu);

@@ -178,6 +178,16 @@ static void random_op(ckpt_store *st, struct model *m, uint64_t *rng)
     }
 }
 
+/* Until the background thread merged the whole delta (a bound of 20 s,
+ * not a timing: a merge that never comes fails the test). */
+static void wait_merged(ckpt_store *st)
+{
+    uint64_t t0 = stu_now_ms();
+    while (stu_info(st).tagidx_pending > 0 && stu_now_ms() - t0 < 20000)
+        stu_sleep_ms(5);
+    assert_int_equal(stu_info(st).tagidx_pending, 0);
+}
+
 static struct ckpt_store_opts delta_opts(const char *root)
 {
     struct ckpt_store_opts o = stu_opts(root);
@@ -283,10 +293,7 @@ static void test_delta_left_by_a_killed_writer(void **state)
     o.sync_ms = 20; /* now merged once 20 ms old */
     ckpt_store *st = stu_open(&o);
     check(st, &m, "the next writer");
-    uint64_t t0 = stu_now_ms();
-    while (stu_info(st).tagidx_pending > 0 && stu_now_ms() - t0 < 20000)
-        stu_sleep_ms(10);
-    assert_int_equal(stu_info(st).tagidx_pending, 0);
+    wait_merged(st);
     check(st, &m, "merged by the background thread");
     stu_close(st);
 }
@@ -313,10 +320,7 @@ static void merge_by_count(void **state, int sync_mode)
     stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
     if (sync_mode == CKPT_SYNC_EVERY) /* by the committing thread itself */
         assert_int_equal(stu_info(st).tagidx_pending, 0);
-    uint64_t t0 = stu_now_ms();
-    while (stu_info(st).tagidx_pending > 0 && stu_now_ms() - t0 < 20000)
-        stu_sleep_ms(5);
-    assert_int_equal(stu_info(st).tagidx_pending, 0);
+    wait_merged(st);
     check(st, &m, "merged by count");
     stu_close(st);
 }
