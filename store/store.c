@@ -82,16 +82,6 @@ static size_t tagidx_key(uint8_t *out, const uint8_t *kv, size_t klen)
     return klen;
 }
 
-/* A commit's tag-index put or delete: logged to the delta (format 3,
- * tagidx.c), which a writer always has. */
-static int idx_log(ckpt_store *st, MDB_txn *txn, int op, const uint8_t *lkey, size_t klen)
-{
-    if (!st->has_delta)
-        return op == TAGIDX_OP_PUT ? ckpt_tagidx_put(st, txn, lkey, klen)
-                                   : ckpt_tagidx_del(st, txn, lkey, klen);
-    return ckpt_tagidx_log(st, op, lkey, klen);
-}
-
 /* Delete every key of dbi starting with prefix; kvtag deletions also drop
  * their tag-index entries. */
 static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefix, size_t plen)
@@ -116,7 +106,7 @@ static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefi
             break;
         if (db == CKPT_DB_KVTAG && k.mv_size > 8 && k.mv_size <= sizeof ik) {
             size_t n = tagidx_key(ik, k.mv_data, k.mv_size);
-            if ((rc = idx_log(st, txn, TAGIDX_OP_DEL, ik, n)) != 0)
+            if ((rc = ckpt_tagidx_log(st, TAGIDX_OP_DEL, ik, n)) != 0)
                 break;
         }
         if ((rc = mdb_cursor_del(cur, 0)) != 0)
@@ -261,11 +251,11 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     switch (h->kind) {
     case OP_PUT:
         if (h->db == CKPT_DB_TAG_INDEX)
-            return idx_log(st, txn, TAGIDX_OP_PUT, k, h->klen);
+            return ckpt_tagidx_log(st, TAGIDX_OP_PUT, k, h->klen);
         return put_app(txn, st->dbi[h->db], k, h->klen, v, h->vlen);
     case OP_DEL:
         if (h->db == CKPT_DB_TAG_INDEX)
-            return idx_log(st, txn, TAGIDX_OP_DEL, k, h->klen);
+            return ckpt_tagidx_log(st, TAGIDX_OP_DEL, k, h->klen);
         return del_quiet(txn, st->dbi[h->db], k, h->klen);
     case OP_PUT_OBJ:
         return put_named(st, txn, 1, k, a, h->alen, v, h->vlen);
@@ -278,11 +268,11 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     case OP_PUT_KVTAG:
         if ((rc = put_app(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
             return rc;
-        return idx_log(st, txn, TAGIDX_OP_PUT, ik, tagidx_key(ik, k, h->klen));
+        return ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, k, h->klen));
     case OP_DEL_KVTAG:
         if ((rc = del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
             return rc;
-        return idx_log(st, txn, TAGIDX_OP_DEL, ik, tagidx_key(ik, k, h->klen));
+        return ckpt_tagidx_log(st, TAGIDX_OP_DEL, ik, tagidx_key(ik, k, h->klen));
     default:
         return EINVAL;
     }
@@ -307,24 +297,6 @@ static int run_cmp(const void *pa, const void *pb)
         c = a->h->klen < b->h->klen ? -1 : a->h->klen > b->h->klen;
     if (c == 0)
         c = a->seq < b->seq ? -1 : 1; /* equal keys keep their order: the last put wins */
-    return c;
-}
-
-/* The same entries in tag-index order: name key (key[8..]), then owner
- * (key[0..8)). Name keys are prefix-free, so a shorter one that is a
- * prefix of the other cannot occur but for equal names. */
-static int run_idx_cmp(const void *pa, const void *pb)
-{
-    const struct run_ent *a = pa, *b = pb;
-    const uint8_t *ka = (const uint8_t *)(a->h + 1), *kb = (const uint8_t *)(b->h + 1);
-    size_t la = a->h->klen - 8, lb = b->h->klen - 8;
-    int c = memcmp(ka + 8, kb + 8, la < lb ? la : lb);
-    if (c == 0)
-        c = la < lb ? -1 : la > lb;
-    if (c == 0)
-        c = memcmp(ka, kb, 8);
-    if (c == 0)
-        c = a->seq < b->seq ? -1 : a->seq > b->seq;
     return c;
 }
 
@@ -368,29 +340,14 @@ static int apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *do
         if (rc)
             return rc;
     }
-    /* Then their tag-index entries. Format 3 logs them to the delta (the
-     * merge sorts them). Without a delta (never a writer's store today):
-     * in the index's order (name, then owner), through one cursor, each
-     * name's last owner looked up once (ckpt_tagidx_put_next). Puts into
-     * two databases commute. */
+    /* Then their tag-index entries, to the delta (tagidx.c; the merge
+     * puts them in the index's order). A writer always has the delta: its
+     * open creates it. */
     uint8_t ik[CKPT_NAMEKEY_MAX + 8];
     int rc = 0;
-    if (st->has_delta) {
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            const struct op_hdr *h = st->run[i].h;
-            rc = ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik,
-                                 tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
-        }
-    } else {
-        if (n > 1)
-            qsort(st->run, n, sizeof *st->run, run_idx_cmp);
-        struct ckpt_tagidx_run r = CKPT_TAGIDX_RUN_INIT;
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            const struct op_hdr *h = st->run[i].h;
-            rc = ckpt_tagidx_put_next(st, txn, &r, ik,
-                                      tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
-        }
-        ckpt_tagidx_run_end(&r);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct op_hdr *h = st->run[i].h;
+        rc = ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
     }
     if (rc)
         return rc;

@@ -158,9 +158,8 @@ long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 /* keys.c */
 uint64_t ckpt_now_ms(void);
 
-/* tagidx.c: the tag index under its logical keys (namekey . owner). */
-int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
-/* A run of tag-index puts in one write transaction through one cursor
+/* tagidx.c: the tag index under its logical keys (namekey . owner). A
+ * run of tag-index puts in one write transaction through one cursor
  * (ckpt_tagidx_put_next); end it with ckpt_tagidx_run_end before the
  * transaction ends. */
 enum { TAGIDX_NONAME, TAGIDX_EMPTY, TAGIDX_LAST, TAGIDX_UNKNOWN };

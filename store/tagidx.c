@@ -131,14 +131,6 @@ void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r)
     r->state = TAGIDX_NONAME;
 }
 
-int ckpt_tagidx_put(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen)
-{
-    struct ckpt_tagidx_run r = CKPT_TAGIDX_RUN_INIT;
-    int rc = ckpt_tagidx_put_next(st, txn, &r, lkey, klen);
-    ckpt_tagidx_run_end(&r);
-    return rc;
-}
-
 int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen)
 {
     MDB_dbi dbi = st->dbi[CKPT_DB_TAG_INDEX];
@@ -679,10 +671,8 @@ static int view_put_at(const struct ckpt_tagidx_view *view, size_t i, const uint
     const struct dent *d = &view->e[i];
     if (plen > 0 && (d->klen < plen || memcmp(d->key, prefix, plen) != 0))
         return MDB_NOTFOUND;
-    if (key != NULL) {
-        *key = d->key;
-        *klen = d->klen;
-    }
+    *key = d->key;
+    *klen = d->klen;
     *put = d->op == TAGIDX_OP_PUT;
     return 0;
 }
