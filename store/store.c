@@ -540,12 +540,22 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
     return 0;
 }
 
-/* Merge every chunk, a slice at a time, with st->mu held. */
-static int merge_all_locked(ckpt_store *st, const int *stop)
+/* Merge every chunk, a slice at a time, with st->mu held, until *stop
+ * rises. With `yield`, st->mu is let go between slices (the background
+ * thread: the server's mutations get in). *merged: whether a slice was
+ * merged. 0, ECANCELED, or a merge's error (kept in merge_err). */
+static int merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged)
 {
     int more = 1, rc = 0;
-    while (more && st->delta_pending > 0 && (rc = merge_slice_locked(st, stop, &more)) == 0)
-        ;
+    *merged = 0;
+    while (more && st->delta_pending > 0 && !__atomic_load_n(stop, __ATOMIC_ACQUIRE) &&
+           (rc = merge_slice_locked(st, stop, &more)) == 0) {
+        *merged = 1;
+        if (more && yield) {
+            pthread_mutex_unlock(&st->mu);
+            pthread_mutex_lock(&st->mu);
+        }
+    }
     return rc;
 }
 
@@ -644,13 +654,13 @@ static int commit_locked(ckpt_store *st, int force)
         if (st->delta_since_ms == 0)
             st->delta_since_ms = mono_ms();
         if (merge_due(st, 0)) {
+            int merged;
             if (st->closing)
                 ; /* close does not merge: the delta stays for the next writer */
             else if (st->bg_running)
                 pthread_cond_signal(&st->bg_cv);
-            else
-                merge_all_locked(st, &no_stop); /* no background thread: here; an
-                                                 * error stays in merge_err */
+            else /* no background thread: here; an error stays in merge_err */
+                merge_all_locked(st, &no_stop, 0, &merged);
         }
     }
     st->dbuf_len = 0;
@@ -726,16 +736,8 @@ static void *bg_main(void *arg)
              * transaction is abandoned, its chunks stay for the next
              * merge). Then sync, so that close does not have to write the
              * pages the merge rewrote. */
-            int more = 1, merged = 0;
-            while (more && st->delta_pending > 0 && !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
-                if (merge_slice_locked(st, &st->bg_stop, &more) != 0)
-                    break; /* ECANCELED, or an error kept in merge_err */
-                merged = 1;
-                if (more) {
-                    pthread_mutex_unlock(&st->mu);
-                    pthread_mutex_lock(&st->mu);
-                }
-            }
+            int merged;
+            merge_all_locked(st, &st->bg_stop, 1, &merged); /* an error stays in merge_err */
             if (merged && st->opts.sync_mode != CKPT_SYNC_EVERY &&
                 !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
                 last_sync = bg_sync(st);
@@ -1567,8 +1569,9 @@ size_t ckpt_store_pending(ckpt_store *st)
 
 static int merge_tags_locked(ckpt_store *st)
 {
+    int merged;
     st->merge_err = 0; /* asked for: try again even after a failure */
-    return merge_all_locked(st, &no_stop);
+    return merge_all_locked(st, &no_stop, 0, &merged);
 }
 
 int ckpt_store_merge_tags(ckpt_store *st)
