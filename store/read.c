@@ -22,21 +22,18 @@
 #include "bulki.h"
 #include "store_int.h"
 
-/* Where LMDB mapped data.mdb: LMDB keeps it to itself (MDB_envinfo's
- * me_mapaddr is only set for MDB_FIXEDMAP), so take the page holding the
- * meta record, whose header starts with its page number. Called under a
- * guard with st->grow held shared; cached until the map is resized. */
-static const char *map_base(ckpt_store *st, MDB_txn *txn, size_t last_pgno)
+const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno)
 {
     const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
     MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
     uint64_t pgno;
-    if (b != NULL || st->psize == 0 || mdb_get(txn, st->dbi[CKPT_DB_META], &k, &v) != 0)
+    if (b != NULL || st->psize == 0 || mdb_get(txn, meta, &k, &v) != 0)
         return b;
     const char *page = (const char *)((uintptr_t)v.mv_data & ~(uintptr_t)(st->psize - 1));
     memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
-    if (pgno > last_pgno)
-        return NULL; /* a damaged page: no bound rather than a wrong one */
+    if (pgno < 2 || pgno > last_pgno)
+        return NULL; /* a damaged page (0 and 1 are LMDB's meta pages): no
+                      * bound rather than a wrong one */
     b = page - pgno * st->psize;
     __atomic_store_n(&st->map_base, b, __ATOMIC_RELEASE);
     return b;
@@ -91,7 +88,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     if (rc == 0 && mdb_env_info(st->env, &ei) == 0) {
         /* the newest commit's last page bounds this transaction's pages */
         size_t used = ((size_t)ei.me_last_pgno + 1) * st->psize;
-        const char *base = map_base(st, tx->txn, ei.me_last_pgno);
+        const char *base = ckpt_map_base(st, tx->txn, st->dbi[CKPT_DB_META], ei.me_last_pgno);
         if (base != NULL) {
             tx->map_lo = base;
             tx->map_hi = base + (used < ei.me_mapsize ? used : ei.me_mapsize);

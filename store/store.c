@@ -1177,19 +1177,11 @@ static int check_freelist(ckpt_store *st, const MDB_envinfo *ei)
     if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
         return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
                            st->path);
-    /* The map's base: the page of the main database's record of "meta"
-     * says its own number (as read.c's map_base); LMDB never says it */
+    /* the map's base bounds every key and value read below */
     const char *base = NULL;
     MDB_dbi mdbi;
-    MDB_val mk = {strlen(CKPT_META_KEY), CKPT_META_KEY}, mv;
-    if (mdb_dbi_open(txn, ckpt_db_name(CKPT_DB_META), 0, &mdbi) == 0 &&
-        mdb_get(txn, mdbi, &mk, &mv) == 0) {
-        const char *page = (const char *)((uintptr_t)mv.mv_data & ~(uintptr_t)(ps - 1));
-        uint64_t pgno;
-        memcpy(&pgno, page, sizeof pgno);
-        if (pgno >= 2 && pgno <= last)
-            base = page - pgno * ps;
-    }
+    if (mdb_dbi_open(txn, ckpt_db_name(CKPT_DB_META), 0, &mdbi) == 0)
+        base = ckpt_map_base(st, txn, mdbi, last);
     if (base == NULL) { /* no meta record yet (a store being created), or a damaged one: open_schema says which */
         mdb_txn_abort(txn);
         return 0;

@@ -178,6 +178,13 @@ int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t kl
 int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
 int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
                      size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);
+/* read.c: where LMDB mapped data.mdb. LMDB keeps it to itself
+ * (MDB_envinfo's me_mapaddr is only set for MDB_FIXEDMAP), so take the
+ * page holding the meta record (in database `meta`), whose header starts
+ * with its page number. Called under a guard, with no map growth possible
+ * meanwhile; cached in st->map_base until the map is resized. NULL if
+ * unknown (no meta record yet, or a damaged page). */
+const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno);
 /* read.c: whether a key or value LMDB returned lies in the map's
  * committed pages */
 int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
