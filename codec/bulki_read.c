@@ -257,11 +257,16 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
 /*
  * The keys, then the values, of a map whose entities all take the fast
  * path, in tight loops of their own (few live variables, so no spills):
- * return the position after the n entities and add their sizes to *sum,
- * or return 0 as soon as one entity needs the general parser; parse_doc
- * then runs its general loop over all of them from the start (which also
- * finds and reports any error). Sizes here are below 128 and n is at most
- * len / 3, so the sums cannot overflow.
+ * return the position after the n entities, or 0 (NULL) as soon as one
+ * entity needs the general parser; parse_doc then runs its general loop
+ * over all of them from the start (which also finds and reports any
+ * error).
+ *
+ * Every entity these loops take has a three-byte header (size and count
+ * below 128) and a payload of its notional size less 18, so it spans its
+ * size less 15 bytes: the sum of the sizes of n such entities is the
+ * bytes they span plus 15 n, and the loops need not add them up (n is at
+ * most len / 6: no overflow).
  *
  * Both loops read an entity's three header bytes as one word. A key is
  * taken only as a string item of 1..109 bytes with its NUL (type byte
@@ -269,35 +274,43 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
  * count, one range check for the size. A value that is a fixed-width
  * base-type item is checked by comparing its three bytes with its type's
  * entry in bulki_item_hdr (size, type, class and count at once); other
- * values go through fast_ent(). Every check is one fast_ent() makes.
- * pos <= len on entry and after every entity.
+ * values go through fast_ent(). Every check is one fast_ent() makes. The
+ * common shapes come first, under one test of the room left (11 bytes
+ * hold any fixed-width item, 19 any string of up to 16 bytes with the 16
+ * bytes its check reads); the general checks after them bound every read
+ * on their own. pos <= len on entry and after every entity.
  */
 #define STR_ITEM_HDR (1u << 16 | (unsigned)BULKI_T_STRING << 8)
+#define ROOM_STR16 (3u + 16u) /* a string item of up to 16 bytes and its check */
+#define ROOM_STR32 (3u + 32u) /* the same for 32 bytes */
+#define ROOM_ITEM (3u + 8u)   /* the widest fixed-width item */
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* The sum of the sizes of n fast entities spanning `bytes`. */
+static inline uint64_t fast_sizes(size_t bytes, uint64_t n)
+{
+    return (uint64_t)bytes + 15u * n;
+}
 
 /* n keys from p; `store`: index them into fields[0..n). Returns the end,
  * or NULL as soon as a key needs the general parser. */
 __attribute__((always_inline)) static inline const uint8_t *
-keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields, int store,
-          uint64_t *sum)
+keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields, int store)
 {
-    uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = (size_t)(end - p), size, plen;
+        size_t left = (size_t)(end - p), plen;
         uint32_t w;
-        if (left >= 3 + 16) { /* a key of 1..16 bytes with its NUL: no more bounds */
+        if (LIKELY(left >= ROOM_STR16)) { /* a key of 1..16 bytes with its NUL */
             w = bulki_load_le32(p);
-            size = w & 0xFFu;
-            plen = size - BULKI_ENT_HDR;
-            if ((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 16) {
-                if (!bulki_cstr16_ok(p + 3, plen))
-                    return NULL;
+            plen = (w & 0xFFu) - BULKI_ENT_HDR;
+            if (LIKELY((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 16 &&
+                       bulki_cstr16_ok(p + 3, plen)))
                 goto checked;
-            }
         }
         if (left < 4)
             return NULL;
         w = bulki_load_le32(p);
-        size = w & 0xFFu;
+        size_t size = w & 0xFFu;
         plen = size - BULKI_ENT_HDR;
         if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3 ||
             !bulki_cstr_ok(p + 3, plen, left - 3))
@@ -307,25 +320,27 @@ keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields,
             fields[i].key = (const char *)p + 3;
             fields[i].key_len = plen - 1;
         }
-        s += size;
         p += 3 + plen;
     }
-    *sum = s;
     return p;
 }
 
-__attribute__((always_inline)) static inline size_t keys_fast_in(const uint8_t *b, size_t len, size_t pos,
-                                                  uint64_t n, bulki_field *fields, size_t cap,
-                                                  uint64_t *sum)
+/* The keys from pos, the first cap indexed; the end (0: the general
+ * parser), and the sum of their sizes in *sum. */
+__attribute__((always_inline)) static inline size_t keys_fast_in(const uint8_t *b, size_t len,
+                                                                size_t pos, uint64_t n,
+                                                                bulki_field *fields, size_t cap,
+                                                                uint64_t *sum)
 {
-    uint64_t s = 0, m = n < cap ? n : cap;
-    const uint8_t *p = keys_loop(b + pos, b + len, m, fields, 1, &s);
+    uint64_t m = n < cap ? n : cap;
+    const uint8_t *p = keys_loop(b + pos, b + len, m, fields, 1);
     if (p != NULL && n > m)
-        p = keys_loop(p, b + len, n - m, NULL, 0, &s);
+        p = keys_loop(p, b + len, n - m, NULL, 0);
     if (p == NULL)
         return 0;
-    *sum = s;
-    return (size_t)(p - b);
+    size_t e = (size_t)(p - b);
+    *sum = fast_sizes(e - pos, n);
+    return e;
 }
 
 /* fast_ent() out of line, for the values the loop below does not take. */
@@ -335,64 +350,74 @@ __attribute__((noinline)) static int fast_ent_call(const uint8_t *b, size_t len,
     return fast_ent(b, len, pos, f);
 }
 
+/* A value that is none of the shapes values_loop() tries first: the end
+ * of a fast entity at pos, or 0 (the general parser). */
+__attribute__((always_inline)) static inline size_t value_other(const uint8_t *b, size_t len,
+                                                               size_t pos)
+{
+    size_t left = len - pos;
+    uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
+    size_t size = w & 0xFFu, plen = size - BULKI_ENT_HDR;
+    if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) /* (no entry is 0: left < 4) */
+        return plen <= left - 3 ? pos + 3 + plen : 0;
+    if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u && plen <= left - 3 &&
+        bulki_cstr_ok(b + pos + 3, plen, left - 3))
+        return pos + 3 + plen;
+    if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
+        (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) == BULKI_FAST_OK &&
+        size - BULKI_ENT_HDR <= 127u - BULKI_ENT_HDR &&
+        (w >> 16) * (bulki_fast_tc[(w >> 8) & 0x3Fu] & BULKI_FAST_WIDTH) == plen &&
+        plen <= left - 3)
+        /* a fixed-width array that is not boolean: size (18..127) is
+         * count times the width, and in the bytes */
+        return pos + 3 + plen;
+    struct fast_ent f;
+    return fast_ent_call(b, len, pos, &f) ? f.end : 0;
+}
+
 /* n values from pos; `store`: where each is into fields[0..n). Returns
  * the end, or 0 as soon as a value needs the general parser. */
 __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b, size_t len,
                                                                size_t pos, uint64_t n,
-                                                               bulki_field *fields, int store,
-                                                               uint64_t *sum)
+                                                               bulki_field *fields, int store)
 {
-    uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = len - pos, size, plen, end;
-        uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
-        size = w & 0xFFu;
-        plen = size - BULKI_ENT_HDR;
-        if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) { /* (no entry is 0: left < 4) */
-            if (plen > left - 3)
-                return 0;
+        size_t left = len - pos, end;
+        if (LIKELY(left >= ROOM_ITEM)) {
+            uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
+            size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
             end = pos + 3 + plen;
-        } else if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u &&
-                   plen <= left - 3 && bulki_cstr_ok(b + pos + 3, plen, left - 3)) {
-            end = pos + 3 + plen;
-        } else if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
-                   (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) ==
-                       BULKI_FAST_OK &&
-                   size - BULKI_ENT_HDR <= 127u - BULKI_ENT_HDR &&
-                   (w >> 16) * (bulki_fast_tc[(w >> 8) & 0x3Fu] & BULKI_FAST_WIDTH) == plen &&
-                   plen <= left - 3) {
-            /* a fixed-width array that is not boolean: size (18..127) is
-             * count times the width, and in the bytes */
-            end = pos + 3 + plen;
-        } else {
-            struct fast_ent f;
-            if (!fast_ent_call(b, len, pos, &f))
-                return 0;
-            size = f.size;
-            end = f.end;
+            if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) /* plen <= 8 */
+                goto checked;
+            if ((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 32 && left >= ROOM_STR32 &&
+                bulki_cstr32_ok(b + pos + 3, plen))
+                goto checked;
         }
+        if ((end = value_other(b, len, pos)) == 0)
+            return 0;
+    checked:
         if (store) { /* where the value is; its view is built when asked for */
             fields[i].value_off = pos;
             fields[i].value_end = end;
         }
-        s += size;
         pos = end;
     }
-    *sum = s;
     return pos;
 }
 
-__attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len, size_t pos,
-                                                    uint64_t n, bulki_field *fields,
-                                                    size_t cap, uint64_t *sum)
+/* The values from pos, the first cap indexed; as keys_fast_in(). */
+__attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len,
+                                                                  size_t pos, uint64_t n,
+                                                                  bulki_field *fields,
+                                                                  size_t cap, uint64_t *sum)
 {
-    uint64_t s = 0, m = n < cap ? n : cap;
-    pos = values_loop(b, len, pos, m, fields, 1, &s);
-    if (pos != 0 && n > m)
-        pos = values_loop(b, len, pos, n - m, NULL, 0, &s);
-    if (pos != 0)
-        *sum = s;
-    return pos;
+    uint64_t m = n < cap ? n : cap;
+    size_t e = values_loop(b, len, pos, m, fields, 1);
+    if (e != 0 && n > m)
+        e = values_loop(b, len, e, n - m, NULL, 0);
+    if (e != 0)
+        *sum = fast_sizes(e - pos, n);
+    return e;
 }
 
 /* The loops out of line, for the general parser. */
@@ -427,8 +452,9 @@ static inline void map_view(bulki_map *out, const uint8_t *b, size_t len, size_t
     out->depth = (uint8_t)depth;
 }
 
-/* A varint of one or two bytes at b[*pos..len): 1 and its value, else 0
- * (longer, truncated or at the end: the general reader says which). */
+/* A varint of one or two bytes at b[*pos..len) (*pos <= len): 1 and its
+ * value, else 0 (longer, truncated or at the end: the general reader says
+ * which). With two bytes left, both are read at once. */
 __attribute__((always_inline)) static inline int varint12(const uint8_t *b, size_t len,
                                                          size_t *pos, uint64_t *v)
 {
@@ -451,21 +477,29 @@ __attribute__((always_inline)) static inline int varint12(const uint8_t *b, size
 /*
  * The whole BULKI at pos when its header and offset varints are one or
  * two bytes and all its keys and values take the fast loops (every record
- * pdc-ckpt writes except a region's), in a function of its own with few
- * live values: 1 with *out filled and the pairs indexed, or 0, and
- * parse_doc() runs the general checks from the start (which also find and
- * report any error). Every check is one parse_doc() makes.
+ * pdc-ckpt writes except a region's): 1 with *out filled and the first
+ * cap pairs indexed, or 0, and parse_doc() runs the general checks from
+ * the start (which also find and report any error). Every check is one
+ * parse_doc() makes. `all` (a constant): index every pair, or return -1
+ * at once if there are more than cap (the caller then uses the other
+ * form), so that the loops for pairs beyond the index are left out.
  */
-__attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len, size_t pos,
-                                                    int depth, bulki_map *out,
-                                                    bulki_field *fields, size_t cap)
+__attribute__((always_inline)) static inline int doc_fast(const uint8_t *b, size_t len,
+                                                         size_t pos, int depth, bulki_map *out,
+                                                         bulki_field *fields, size_t cap,
+                                                         int all)
 {
     uint64_t total, nkeys, header, data, off, hsum = 0, dsum = 0;
     size_t start = pos;
-    if (depth > BULKI_MAX_DEPTH || !varint12(b, len, &pos, &total) ||
+    if (depth > BULKI_MAX_DEPTH || pos > len || !varint12(b, len, &pos, &total) ||
         !varint12(b, len, &pos, &nkeys) || !varint12(b, len, &pos, &header) ||
         !varint12(b, len, &pos, &data) || nkeys > (len - pos) / 6)
         return 0;
+    if (all) {
+        if (nkeys > cap)
+            return -1;
+        cap = nkeys;
+    }
     size_t keys_off = pos;
     if ((pos = keys_fast_in(b, len, pos, nkeys, fields, cap, &hsum)) == 0)
         return 0;
@@ -476,11 +510,115 @@ __attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len
     if ((pos = values_fast_in(b, len, pos, nkeys, fields, cap, &dsum)) == 0)
         return 0;
     size_t off2 = pos;
-    /* sums of at most len / 3 sizes below 128: no overflow */
+    /* header and data are below 2^14: no overflow */
     if (!varint12(b, len, &pos, &off) || off != off2 || hsum != header || dsum != data ||
-        BULKI_DOC_HDR + hsum + dsum != total)
+        BULKI_DOC_HDR + header + data != total)
         return 0;
     map_view(out, b, len, start, pos, keys_off, values_off, nkeys, total, depth);
+    return 1;
+}
+
+/* The two forms, each in a function of its own with few live values. */
+__attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    int depth, bulki_map *out,
+                                                    bulki_field *fields, size_t cap)
+{
+    return doc_fast(b, len, pos, depth, out, fields, cap, 0);
+}
+
+__attribute__((noinline)) static int parse_doc_fast_all(const uint8_t *b, size_t len,
+                                                        size_t pos, int depth, bulki_map *out,
+                                                        bulki_field *fields, size_t cap)
+{
+    return doc_fast(b, len, pos, depth, out, fields, cap, 1);
+}
+
+/* index_common's keys into fields[0..fe - fields) from p: the end, or
+ * NULL. klim (a constant NULL where the caller has checked the room for
+ * all): the last position with room for a key. */
+__attribute__((always_inline)) static inline const uint8_t *
+keys_common(const uint8_t *p, const uint8_t *klim, bulki_field *f, bulki_field *fe)
+{
+    for (; f != fe; f++) {
+        if (klim != NULL && p > klim)
+            return NULL;
+        uint32_t w = bulki_load_le32(p);
+        size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
+        if ((w & 0xFFFF00u) != STR_ITEM_HDR || plen - 1 >= 16 || !bulki_cstr16_ok(p + 3, plen))
+            return NULL;
+        f->key = (const char *)p + 3;
+        f->key_len = plen - 1;
+        p += 3 + plen;
+    }
+    return p;
+}
+
+/*
+ * The commonest shape of a whole record, indexed in one tight pass: a
+ * top-level BULKI at buf[0..len) with one- or two-byte header and offset
+ * varints, at most cap pairs, every key a string item of 1..16 bytes with
+ * its NUL and every value a fixed-width base-type item, a string item of
+ * 1..32 bytes with its NUL, or a fixed-width non-boolean array, with
+ * sizes and counts below 128, each with the room after it to check it
+ * without a bound of its own (19 bytes from a key, 11 from an item, 35
+ * from a string value; an array is bounded by its size). 1 with *out
+ * filled and every pair indexed, or 0: doc_fast() then tries the wider
+ * fast shapes and parse_doc() everything (which also finds and reports
+ * any error). Every check here is one parse_doc() makes; the key and
+ * value sums are the bytes spanned plus 15 a pair (see fast_sizes).
+ */
+__attribute__((noinline)) static int index_common(const uint8_t *b, size_t len, bulki_map *out,
+                                                  bulki_field *fields, size_t cap)
+{
+    uint64_t total, nkeys, header, data, off;
+    size_t pos = 0;
+    if (!varint12(b, len, &pos, &total) || !varint12(b, len, &pos, &nkeys) ||
+        !varint12(b, len, &pos, &header) || !varint12(b, len, &pos, &data) || nkeys > cap ||
+        len - pos < ROOM_STR16 || nkeys > (len - pos) / 6)
+        return 0;
+    bulki_field *f, *fe = fields + nkeys;
+    const uint8_t *p = b + pos;
+    /* no key here spans more than ROOM_STR16 bytes: with the room for
+     * nkeys of them, no key needs a bound of its own */
+    if (ROOM_STR16 * nkeys <= len - pos)
+        p = keys_common(p, NULL, fields, fe);
+    else
+        p = keys_common(p, b + len - ROOM_STR16, fields, fe);
+    if (p == NULL)
+        return 0;
+    size_t keys_off = pos, off1 = (size_t)(p - b);
+    pos = off1;
+    if (!varint12(b, len, &pos, &off) || off != off1 || len - pos < ROOM_ITEM)
+        return 0;
+    size_t values_off = pos;
+    const uint32_t *hdr = bulki_item_hdr;
+    for (f = fields; f != fe; f++) {
+        size_t left = len - pos;
+        if (left < ROOM_ITEM)
+            return 0;
+        uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
+        size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
+        if (w != hdr[b[pos + 1]]) { /* not an item (whose plen <= 8) */
+            unsigned fl = bulki_fast_tc[(w >> 8) & 0x3Fu];
+            if ((w & 0xFFFF00u) == STR_ITEM_HDR) {
+                if (plen - 1 >= 32 || left < ROOM_STR32 || !bulki_cstr32_ok(b + pos + 3, plen))
+                    return 0;
+            } else if ((w & 0x80E080u) != 0x002000u || /* an array; size, count < 128 */
+                       (fl & (BULKI_FAST_OK | BULKI_FAST_BOOL)) != BULKI_FAST_OK ||
+                       (w >> 16) * (fl & BULKI_FAST_WIDTH) != plen || plen > left - 3) {
+                return 0;
+            }
+        }
+        f->value_off = pos;
+        pos += 3 + plen;
+        f->value_end = pos;
+    }
+    size_t off2 = pos;
+    if (!varint12(b, len, &pos, &off) || off != off2 ||
+        fast_sizes(off1 - keys_off, nkeys) != header ||
+        fast_sizes(off2 - values_off, nkeys) != data || BULKI_DOC_HDR + header + data != total)
+        return 0;
+    map_view(out, b, len, 0, pos, keys_off, values_off, nkeys, total, 1);
     return 1;
 }
 
@@ -630,8 +768,12 @@ int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const 
 {
     /* the fast function straight away; anything it does not take, the
      * general parser alone (which also finds and reports every error) */
+    int r;
     if (out != NULL && buf != NULL && (fields != NULL || cap == 0) &&
-        parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap) && out->map.end == len) {
+        (index_common(buf, len, &out->map, fields, cap) ||
+         (r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
+         (r < 0 && parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap))) &&
+        out->map.end == len) {
         out->fields = fields;
         out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
         out->next = 0;

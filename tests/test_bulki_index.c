@@ -583,7 +583,7 @@ static void string_checks_find_every_nul(void **state)
 static void item_table_matches_type_table(void **state)
 {
     (void)state;
-    for (unsigned tc = 0; tc < 64; tc++) {
+    for (unsigned tc = 0; tc < 256; tc++) {
         const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
         uint32_t want = BULKI_NO_HDR;
         if (tc < 32 && ti != NULL && ti->width > 0 && ti->kind != BULKI_KIND_BOOL)
