@@ -542,15 +542,35 @@ keys_common(const uint8_t *p, const uint8_t *klim, bulki_field *f, bulki_field *
     for (; f != fe; f++) {
         if (klim != NULL && p > klim)
             return NULL;
-        uint32_t w = bulki_load_le32(p);
-        size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
-        if ((w & 0xFFFF00u) != STR_ITEM_HDR || plen - 1 >= 16 || !bulki_cstr16_ok(p + 3, plen))
+        /* size 19..34 (a key of 1..16 bytes), type byte 0x10, count 1: the
+         * size less 19 borrows from the type byte below 19 and leaves
+         * the low byte below 16 exactly in range, so one subtraction,
+         * mask and compare check the three bytes; the low byte is then
+         * the key's length without its NUL */
+        uint32_t u = bulki_load_le32(p) - 19u;
+        size_t klen = u & 0xFFu;
+        if ((u & 0xFFFFF0u) != STR_ITEM_HDR || !bulki_cstr16_ok(p + 3, klen + 1))
             return NULL;
         f->key = (const char *)p + 3;
-        f->key_len = plen - 1;
-        p += 3 + plen;
+        f->key_len = klen;
+        p += 4 + klen;
     }
     return p;
+}
+
+/* The offset varint at pos (pos <= len), which must say pos itself, in
+ * its shortest form (one byte below 128, else two): its bytes compared
+ * with pos's. The position after it, or 0 (then the general parser, which
+ * also takes the longer forms). */
+__attribute__((always_inline)) static inline size_t offset12(const uint8_t *b, size_t len,
+                                                            size_t pos)
+{
+    if (pos < 0x80)
+        return pos < len && b[pos] == pos ? pos + 1 : 0;
+    if (pos < 0x4000 && len - pos >= 2 && b[pos] == ((pos & 0x7Fu) | 0x80u) &&
+        b[pos + 1] == pos >> 7)
+        return pos + 2;
+    return 0;
 }
 
 /*
@@ -567,15 +587,23 @@ keys_common(const uint8_t *p, const uint8_t *klim, bulki_field *f, bulki_field *
  * any error). Every check here is one parse_doc() makes; the key and
  * value sums are the bytes spanned plus 15 a pair (see fast_sizes).
  */
-__attribute__((noinline)) static int index_common(const uint8_t *b, size_t len, bulki_map *out,
+__attribute__((noinline)) static int index_common(bulki_index *out, const uint8_t *b, size_t len,
                                                   bulki_field *fields, size_t cap)
 {
-    uint64_t total, nkeys, header, data, off;
+    uint64_t total, nkeys, header, data;
     size_t pos = 0;
-    if (!varint12(b, len, &pos, &total) || !varint12(b, len, &pos, &nkeys) ||
+    /* the sums are checked as soon as they are known (header and data are
+     * below 2^14: no overflow), and the view filled as its parts are, so
+     * that few values stay live */
+    if (fields == NULL || !varint12(b, len, &pos, &total) || !varint12(b, len, &pos, &nkeys) ||
         !varint12(b, len, &pos, &header) || !varint12(b, len, &pos, &data) || nkeys > cap ||
-        len - pos < ROOM_STR16 || nkeys > (len - pos) / 6)
+        BULKI_DOC_HDR + header + data != total || len - pos < ROOM_STR16 ||
+        nkeys > (len - pos) / 6)
         return 0;
+    bulki_map *m = &out->map;
+    m->keys_off = pos;
+    m->npairs = nkeys;
+    m->total = total;
     bulki_field *f, *fe = fields + nkeys;
     const uint8_t *p = b + pos;
     /* no key here spans more than ROOM_STR16 bytes: with the room for
@@ -584,41 +612,44 @@ __attribute__((noinline)) static int index_common(const uint8_t *b, size_t len, 
         p = keys_common(p, NULL, fields, fe);
     else
         p = keys_common(p, b + len - ROOM_STR16, fields, fe);
-    if (p == NULL)
+    if (p == NULL || fast_sizes((size_t)(p - b) - pos, nkeys) != header)
         return 0;
-    size_t keys_off = pos, off1 = (size_t)(p - b);
-    pos = off1;
-    if (!varint12(b, len, &pos, &off) || off != off1 || len - pos < ROOM_ITEM)
+    if ((pos = offset12(b, len, (size_t)(p - b))) == 0 || len - pos < ROOM_ITEM)
         return 0;
-    size_t values_off = pos;
-    const uint32_t *hdr = bulki_item_hdr;
+    m->values_off = pos;
+    const size_t vlim = len - ROOM_ITEM; /* the last position with room for an item */
     for (f = fields; f != fe; f++) {
-        size_t left = len - pos;
-        if (left < ROOM_ITEM)
+        if (pos > vlim)
             return 0;
         uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
         size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
-        if (w != hdr[b[pos + 1]]) { /* not an item (whose plen <= 8) */
-            unsigned fl = bulki_fast_tc[(w >> 8) & 0x3Fu];
+        if (w != bulki_item_hdr[b[pos + 1]]) { /* not an item (whose plen <= 8) */
+            size_t left = len - pos;
             if ((w & 0xFFFF00u) == STR_ITEM_HDR) {
                 if (plen - 1 >= 32 || left < ROOM_STR32 || !bulki_cstr32_ok(b + pos + 3, plen))
                     return 0;
-            } else if ((w & 0x80E080u) != 0x002000u || /* an array; size, count < 128 */
-                       (fl & (BULKI_FAST_OK | BULKI_FAST_BOOL)) != BULKI_FAST_OK ||
-                       (w >> 16) * (fl & BULKI_FAST_WIDTH) != plen || plen > left - 3) {
-                return 0;
+            } else {
+                unsigned fl = bulki_fast_tc[(w >> 8) & 0x3Fu];
+                if ((w & 0x80E080u) != 0x002000u || /* an array; size, count < 128 */
+                    (fl & (BULKI_FAST_OK | BULKI_FAST_BOOL)) != BULKI_FAST_OK ||
+                    (w >> 16) * (fl & BULKI_FAST_WIDTH) != plen || plen > left - 3)
+                    return 0;
             }
         }
         f->value_off = pos;
         pos += 3 + plen;
         f->value_end = pos;
     }
-    size_t off2 = pos;
-    if (!varint12(b, len, &pos, &off) || off != off2 ||
-        fast_sizes(off1 - keys_off, nkeys) != header ||
-        fast_sizes(off2 - values_off, nkeys) != data || BULKI_DOC_HDR + header + data != total)
+    if (fast_sizes(pos - m->values_off, nkeys) != data || offset12(b, len, pos) != len)
         return 0;
-    map_view(out, b, len, 0, pos, keys_off, values_off, nkeys, total, 1);
+    m->base = b;
+    m->base_len = len;
+    m->offset = 0;
+    m->end = len;
+    m->depth = 1;
+    out->fields = fields;
+    out->n = nkeys;
+    out->next = 0;
     return 1;
 }
 
@@ -766,12 +797,15 @@ static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const
 int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
                        size_t len, size_t *err_off)
 {
-    /* the fast function straight away; anything it does not take, the
-     * general parser alone (which also finds and reports every error) */
+    /* the fast functions straight away (the commonest shape, then the
+     * wider fast shapes); anything they do not take, the general parser
+     * alone (which also finds and reports every error) */
     int r;
-    if (out != NULL && buf != NULL && (fields != NULL || cap == 0) &&
-        (index_common(buf, len, &out->map, fields, cap) ||
-         (r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
+    if (out == NULL || buf == NULL || (fields == NULL && cap > 0))
+        return decode_index(out, fields, cap, buf, len, err_off, 0);
+    if (index_common(out, buf, len, fields, cap))
+        return 0;
+    if (((r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
          (r < 0 && parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap))) &&
         out->map.end == len) {
         out->fields = fields;
