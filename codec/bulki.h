@@ -537,14 +537,16 @@ static inline int bulki_ent_str_inline(const char **s, size_t *len, const bulki_
  * `bytes` long (4..112: a one-byte size); else 0 (the getters' functions
  * answer). The notional size of a base-type value is its payload's plus
  * 18 (PDC's in-memory header): a three-byte header whose size byte is
- * bytes + 15 says the payload runs exactly to f->value_end. */
+ * bytes + 15 says the payload runs exactly to f->value_end. A field may
+ * be hand-made: its start must not lie beyond its end (end - start would
+ * wrap to `bytes`, its start before the buffer). */
 static inline uint32_t bulki_field_hdr_(const uint8_t **payload, const bulki_index *ix,
                                         const bulki_field *f, size_t bytes)
 {
     const uint8_t *b = ix->map.base;
-    size_t off = f->value_off;
+    size_t off = f->value_off, end = f->value_end;
     uint32_t w;
-    if (f->value_end - off != bytes || bytes - 4 > 112 - 4 || f->value_end > ix->map.base_len ||
+    if (end - off != bytes || bytes - 4 > 112 - 4 || off >= end || end > ix->map.base_len ||
         b == NULL)
         return 0;
     if (BULKI_LE_) {

@@ -794,8 +794,9 @@ static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const
     return 0;
 }
 
-int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
-                       size_t len, size_t *err_off)
+/* bulki_decode_index; `common` (a constant): try index_common first. */
+static inline int decode_index_fast(bulki_index *out, bulki_field *fields, size_t cap,
+                                    const void *buf, size_t len, size_t *err_off, int common)
 {
     /* the fast functions straight away (the commonest shape, then the
      * wider fast shapes); anything they do not take, the general parser
@@ -803,7 +804,7 @@ int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const 
     int r;
     if (out == NULL || buf == NULL || (fields == NULL && cap > 0))
         return decode_index(out, fields, cap, buf, len, err_off, 0);
-    if (index_common(out, buf, len, fields, cap))
+    if (common && index_common(out, buf, len, fields, cap))
         return 0;
     if (((r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
          (r < 0 && parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap))) &&
@@ -814,6 +815,18 @@ int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const 
         return 0;
     }
     return decode_index(out, fields, cap, buf, len, err_off, 0);
+}
+
+int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                       size_t len, size_t *err_off)
+{
+    return decode_index_fast(out, fields, cap, buf, len, err_off, 1);
+}
+
+int bulki_decode_index_wide(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                            size_t len, size_t *err_off)
+{
+    return decode_index_fast(out, fields, cap, buf, len, err_off, 0);
 }
 
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,

@@ -98,9 +98,11 @@ static bulki_ent fview(const bulki_index *ix, const bulki_field *f)
     return e;
 }
 
-/* The fast function for a whole BULKI answers exactly as the general
- * parser alone: the same error and offset, or the same map and index. */
-static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
+/* The fast functions for a whole BULKI (the commonest shape's with the
+ * wider one's behind it, and the wider one's alone) answer exactly as the
+ * general parser alone: the same error and offset, or the same map and
+ * index. */
+static void check_one_fast_is_general(const uint8_t *buf, size_t len, size_t cap, int wide)
 {
     bulki_index a, b;
     bulki_field fa[16], fb[16];
@@ -108,7 +110,8 @@ static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
     assert_true(cap <= 16);
     memset(fa, 0, sizeof fa);
     memset(fb, 0, sizeof fb);
-    int ra = bulki_decode_index(&a, fa, cap, buf, len, &oa);
+    int ra = wide ? bulki_decode_index_wide(&a, fa, cap, buf, len, &oa)
+                  : bulki_decode_index(&a, fa, cap, buf, len, &oa);
     int rb = bulki_decode_index_general(&b, fb, cap, buf, len, &ob);
     assert_bulki_rc(ra, rb);
     if (ra != 0) {
@@ -127,6 +130,12 @@ static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
         assert_int_equal(fa[i].value_off, fb[i].value_off);
         assert_int_equal(fa[i].value_end, fb[i].value_end);
     }
+}
+
+static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
+{
+    check_one_fast_is_general(buf, len, cap, 0);
+    check_one_fast_is_general(buf, len, cap, 1);
 }
 
 /* The indexed decode of buf answers exactly as bulki_decode_doc. */
@@ -373,9 +382,30 @@ static void bad_arguments(void **state)
     f = fields[0];
     assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_OK);
     assert_bulki_rc(bulki_field_str(&(const char *){NULL}, NULL, &ix, &f), BULKI_E_MISMATCH);
+    /* a field that starts before the buffer (its start "wraps" below 0)
+     * and is as long as a value of each getter's type: no getter reads */
+    const char *sv = NULL;
+    size_t sl = 0;
+    int64_t s64;
+    for (size_t n = 4; n <= 40; n++) {
+        f.value_end = 2;
+        f.value_off = f.value_end - n;
+        assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+        assert_bulki_rc(bulki_field_value_inline(&e, &ix, &f), BULKI_E_INVAL);
+        assert_bulki_rc(bulki_field_u64_inline(&u, &ix, &f), BULKI_E_INVAL);
+        assert_bulki_rc(bulki_field_i64_inline(&s64, &ix, &f), BULKI_E_INVAL);
+        assert_bulki_rc(bulki_field_str_inline(&sv, &sl, &ix, &f), BULKI_E_INVAL);
+        assert_bulki_rc(bulki_field_elem_u64_inline(&u, &ix, &f, 0), BULKI_E_INVAL);
+    }
     /* after a failed decode the index is empty: no pair is a value */
+    f = fields[0];
     assert_bulki_rc(bulki_decode_index(&ix, fields, 10, rec, len - 1, NULL), BULKI_E_TRUNCATED);
     assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_value_inline(&e, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_u64_inline(&u, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_i64_inline(&s64, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_str_inline(&sv, &sl, &ix, &f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_elem_u64_inline(&u, &ix, &f, 0), BULKI_E_INVAL);
 }
 
 /* The reader's fast-path table says for each type byte what the type
