@@ -558,6 +558,24 @@ keys_common(const uint8_t *p, const uint8_t *klim, bulki_field *f, bulki_field *
     return p;
 }
 
+/* varint12() where the caller has checked that two bytes are there. */
+__attribute__((always_inline)) static inline int varint12_in(const uint8_t *b, size_t *pos,
+                                                            uint64_t *v)
+{
+    size_t p = *pos;
+    if (b[p] < 0x80) {
+        *v = b[p];
+        *pos = p + 1;
+        return 1;
+    }
+    if (b[p + 1] < 0x80) {
+        *v = (uint64_t)(b[p] & 0x7f) | (uint64_t)b[p + 1] << 7;
+        *pos = p + 2;
+        return 1;
+    }
+    return 0;
+}
+
 /* The offset varint at pos (pos <= len), which must say pos itself, in
  * its shortest form (one byte below 128, else two): its bytes compared
  * with pos's. The position after it, or 0 (then the general parser, which
@@ -595,11 +613,14 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
     /* the sums are checked as soon as they are known (header and data are
      * below 2^14: no overflow), and the view filled as its parts are, so
      * that few values stay live */
-    if (fields == NULL || !varint12(b, len, &pos, &total) || !varint12(b, len, &pos, &nkeys) ||
-        !varint12(b, len, &pos, &header) || !varint12(b, len, &pos, &data) || nkeys > cap ||
-        BULKI_DOC_HDR + header + data != total || len - pos < ROOM_STR16 ||
-        nkeys > (len - pos) / 6)
+    /* the four header varints take at most 8 bytes: with 8 + ROOM_STR16
+     * bytes, none needs a bound of its own */
+    if (fields == NULL || len < 8 + ROOM_STR16 || !varint12_in(b, &pos, &total) ||
+        !varint12_in(b, &pos, &nkeys) || !varint12_in(b, &pos, &header) ||
+        !varint12_in(b, &pos, &data) || nkeys > cap || BULKI_DOC_HDR + header + data != total)
         return 0;
+    /* (no check of nkeys against the bytes: every pair taken here spans
+     * at least 7 bytes, so too many keys run out of bytes below) */
     bulki_map *m = &out->map;
     m->keys_off = pos;
     m->npairs = nkeys;
@@ -1142,6 +1163,15 @@ int bulki_field_elem_u64(uint64_t *out, const bulki_index *ix, const bulki_field
     bulki_ent e;
     int rc = bulki_field_value(&e, ix, f);
     return rc != 0 ? rc : bulki_ent_elem_u64(out, &e, i);
+}
+
+int bulki_field_u64_array(uint64_t *out, size_t n, const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    int rc = bulki_field_value(&e, ix, f);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = bulki_ent_elem_u64(&out[i], &e, i);
+    return rc;
 }
 
 /* Raw element i of a numeric entity: its kind and 64-bit pattern

@@ -458,6 +458,16 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
                          u1 == u2);
                 FZ_CHECK(bulki_field_elem_u64_inline(&u3, &ix, ff, el) == r && u3 == u2);
             }
+            /* the first n elements at once, as one by one */
+            for (size_t na = 0; na <= 4; na++) {
+                uint64_t a1[4] = {1, 1, 1, 1}, a2[4] = {1, 1, 1, 1}, a3[4] = {1, 1, 1, 1};
+                int ra = bulki_field_u64_array_inline(a1, na, &ix, ff), re = 0;
+                FZ_CHECK(bulki_field_u64_array(a2, na, &ix, ff) == ra);
+                for (size_t el = 0; el < na && re == 0; el++)
+                    re = bulki_field_elem_u64(&a3[el], &ix, ff, el);
+                FZ_CHECK(ra == re && memcmp(a1, a3, sizeof a1) == 0 &&
+                         memcmp(a2, a3, sizeof a2) == 0);
+            }
         }
         FZ_CHECK(ix.map.offset == m->offset && ix.map.end == m->end &&
                  ix.map.keys_off == m->keys_off && ix.map.values_off == m->values_off &&

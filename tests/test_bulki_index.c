@@ -396,6 +396,7 @@ static void bad_arguments(void **state)
         assert_bulki_rc(bulki_field_i64_inline(&s64, &ix, &f), BULKI_E_INVAL);
         assert_bulki_rc(bulki_field_str_inline(&sv, &sl, &ix, &f), BULKI_E_INVAL);
         assert_bulki_rc(bulki_field_elem_u64_inline(&u, &ix, &f, 0), BULKI_E_INVAL);
+        assert_bulki_rc(bulki_field_u64_array_inline(&u, 1, &ix, &f), BULKI_E_INVAL);
     }
     /* after a failed decode the index is empty: no pair is a value */
     f = fields[0];
@@ -406,6 +407,7 @@ static void bad_arguments(void **state)
     assert_bulki_rc(bulki_field_i64_inline(&s64, &ix, &f), BULKI_E_INVAL);
     assert_bulki_rc(bulki_field_str_inline(&sv, &sl, &ix, &f), BULKI_E_INVAL);
     assert_bulki_rc(bulki_field_elem_u64_inline(&u, &ix, &f, 0), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_u64_array_inline(&u, 1, &ix, &f), BULKI_E_INVAL);
 }
 
 /* The reader's fast-path table says for each type byte what the type
@@ -764,6 +766,18 @@ static void check_field_inline(const bulki_index *ix, const bulki_field *f)
             assert_bulki_rc(r, bulki_ent_elem_u64(&u3, &b, i));
             assert_int_equal(u2, u3);
         }
+    }
+    /* the first n elements at once: what the elements one by one give */
+    for (size_t n = 0; n <= 5; n++) {
+        uint64_t a1[5] = {7, 7, 7, 7, 7}, a2[5] = {7, 7, 7, 7, 7}, a3[5] = {7, 7, 7, 7, 7};
+        int ra = bulki_field_u64_array_inline(a1, n, ix, f);
+        assert_bulki_rc(ra, bulki_field_u64_array(a2, n, ix, f));
+        int re = rc;
+        for (size_t i = 0; i < n && re == 0; i++)
+            re = bulki_field_elem_u64(&a3[i], ix, f, i);
+        assert_bulki_rc(ra, re);
+        assert_memory_equal(a1, a3, sizeof a1);
+        assert_memory_equal(a2, a3, sizeof a2);
     }
 }
 
