@@ -592,18 +592,22 @@ __attribute__((always_inline)) static inline size_t offset12(const uint8_t *b, s
 }
 
 /*
- * The commonest shape of a whole record, indexed in one tight pass: a
- * top-level BULKI at buf[0..len) with one- or two-byte header and offset
- * varints, at most cap pairs, every key a string item of 1..16 bytes with
- * its NUL and every value a fixed-width base-type item, a string item of
- * 1..32 bytes with its NUL, or a fixed-width non-boolean array, with
- * sizes and counts below 128, each with the room after it to check it
- * without a bound of its own (19 bytes from a key, 11 from an item, 35
- * from a string value; an array is bounded by its size). 1 with *out
- * filled and every pair indexed, or 0: doc_fast() then tries the wider
+ * The commonest shape of a whole record, indexed in one tight pass
+ * (bulki_decode_index tries it first): a top-level BULKI filling
+ * b[0..len), len >= 27, with one- or two-byte header varints and offset
+ * varints in their shortest form, at most cap pairs, every key a string
+ * item of 1..16 bytes with its NUL and every value a fixed-width
+ * base-type item, a string item of 1..32 bytes with its NUL, or a
+ * fixed-width non-boolean array, sizes and counts below 128, each with
+ * the room after it to check it without a bound of its own (19 bytes
+ * from a key, 11 from an item, 35 from a string value; an array is
+ * bounded by its size). Returns 1 with *out filled and every pair
+ * indexed, or 0 (*out partly written): doc_fast() then tries the wider
  * fast shapes and parse_doc() everything (which also finds and reports
  * any error). Every check here is one parse_doc() makes; the key and
  * value sums are the bytes spanned plus 15 a pair (see fast_sizes).
+ * What it does not take costs its callers one failed try: it gives up at
+ * the first entity of another shape.
  */
 __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_t *b, size_t len,
                                                   bulki_field *fields, size_t cap)

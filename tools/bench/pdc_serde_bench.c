@@ -25,6 +25,13 @@
  *              Both name each key with the same field_of() (lengths,
  *              then bytes).
  *
+ * Reading a field: PDC checks the entity's type (and the array's count
+ * and length) and copies the value; pdc-ckpt's decodes from the index use
+ * the typed getters straight from the pair (bulki_field_*_inline; the
+ * 3-element dims array with bulki_field_u64_array_inline, one header
+ * check and three elements, as PDC checks dims once and copies it), the
+ * walks the getters on the view (dims element by element).
+ *
  * Two more lines show pdc-ckpt's API before bulki_decode_index, with no
  * PDC counterpart: by key (walk), bulki_decode_doc + bulki_map_get per
  * field; one pass (next), bulki_decode_doc + a bulki_map_next walk.
