@@ -292,6 +292,25 @@ static inline uint64_t fast_sizes(size_t bytes, uint64_t n)
     return (uint64_t)bytes + 15u * n;
 }
 
+/* The key at p, any string item of 1..109 bytes with its NUL, every read
+ * bounded by end (as keys_loop's general check): the position after it
+ * and its length with the NUL in *plen, or NULL. */
+__attribute__((always_inline)) static inline const uint8_t *key_other(const uint8_t *p,
+                                                                     const uint8_t *end,
+                                                                     size_t *plen)
+{
+    size_t left = (size_t)(end - p);
+    if (left < 4)
+        return NULL;
+    uint32_t w = bulki_load_le32(p);
+    size_t size = w & 0xFFu, n = size - BULKI_ENT_HDR;
+    if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || n > left - 3 ||
+        !bulki_cstr_ok(p + 3, n, left - 3))
+        return NULL;
+    *plen = n;
+    return p + 3 + n;
+}
+
 /* n keys from p; `store`: index them into fields[0..n). Returns the end,
  * or NULL as soon as a key needs the general parser. */
 __attribute__((always_inline)) static inline const uint8_t *
@@ -307,13 +326,7 @@ keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields,
                        bulki_cstr16_ok(p + 3, plen)))
                 goto checked;
         }
-        if (left < 4)
-            return NULL;
-        w = bulki_load_le32(p);
-        size_t size = w & 0xFFu;
-        plen = size - BULKI_ENT_HDR;
-        if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3 ||
-            !bulki_cstr_ok(p + 3, plen, left - 3))
+        if (key_other(p, end, &plen) == NULL)
             return NULL;
     checked:
         if (store) {
@@ -533,15 +546,30 @@ __attribute__((noinline)) static int parse_doc_fast_all(const uint8_t *b, size_t
     return doc_fast(b, len, pos, depth, out, fields, cap, 1);
 }
 
-/* index_common's keys into fields[0..fe - fields) from p: the end, or
- * NULL. klim (a constant NULL where the caller has checked the room for
- * all): the last position with room for a key. */
-__attribute__((always_inline)) static inline const uint8_t *
-keys_common(const uint8_t *p, const uint8_t *klim, bulki_field *f, bulki_field *fe)
+/* key_other() and value_other() out of line, for index_common's rarer
+ * shapes (fewer live values in its loops). */
+__attribute__((noinline)) static const uint8_t *key_other_call(const uint8_t *p,
+                                                              const uint8_t *end, size_t *plen)
 {
+    return key_other(p, end, plen);
+}
+
+__attribute__((noinline)) static size_t value_other_call(const uint8_t *b, size_t len, size_t pos)
+{
+    return value_other(b, len, pos);
+}
+
+/* index_common's short keys into *f.. (up to fe) from p: the position of
+ * the first key it does not take (then *f is its field), or of the end.
+ * klim (a constant NULL where the caller has checked the room for all):
+ * the last position with room for a short key. */
+__attribute__((always_inline)) static inline const uint8_t *
+keys_short(const uint8_t *p, const uint8_t *klim, bulki_field **fp, bulki_field *fe)
+{
+    bulki_field *f = *fp;
     for (; f != fe; f++) {
         if (klim != NULL && p > klim)
-            return NULL;
+            break;
         /* size 19..34 (a key of 1..16 bytes), type byte 0x10, count 1: the
          * size less 19 borrows from the type byte below 19 and leaves
          * the low byte below 16 exactly in range, so one subtraction,
@@ -550,11 +578,12 @@ keys_common(const uint8_t *p, const uint8_t *klim, bulki_field *f, bulki_field *
         uint32_t u = bulki_load_le32(p) - 19u;
         size_t klen = u & 0xFFu;
         if ((u & 0xFFFFF0u) != STR_ITEM_HDR || !bulki_cstr16_ok(p + 3, klen + 1))
-            return NULL;
+            break;
         f->key = (const char *)p + 3;
         f->key_len = klen;
         p += 4 + klen;
     }
+    *fp = f;
     return p;
 }
 
@@ -629,41 +658,65 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
     m->keys_off = pos;
     m->npairs = nkeys;
     m->total = total;
-    bulki_field *f, *fe = fields + nkeys;
-    const uint8_t *p = b + pos;
-    /* no key here spans more than ROOM_STR16 bytes: with the room for
-     * nkeys of them, no key needs a bound of its own */
-    if (ROOM_STR16 * nkeys <= len - pos)
-        p = keys_common(p, NULL, fields, fe);
-    else
-        p = keys_common(p, b + len - ROOM_STR16, fields, fe);
-    if (p == NULL || fast_sizes((size_t)(p - b) - pos, nkeys) != header)
+    bulki_field *f = fields, *fe = fields + nkeys;
+    const uint8_t *p = b + pos, *end = b + len;
+    /* no short key spans more than ROOM_STR16 bytes: with the room for
+     * nkeys of them, no short key needs a bound of its own. Any other key
+     * (longer, or too near the end for the short check) takes key_other()'s
+     * bounded check, and the keys after it the bounded loop. */
+    int bounded = ROOM_STR16 * nkeys > len - pos;
+    for (;;) {
+        if (bounded)
+            p = keys_short(p, end - ROOM_STR16, &f, fe);
+        else
+            p = keys_short(p, NULL, &f, fe);
+        if (f == fe)
+            break;
+        size_t plen;
+        const uint8_t *q = key_other_call(p, end, &plen);
+        if (q == NULL)
+            return 0;
+        f->key = (const char *)p + 3;
+        f->key_len = plen - 1;
+        f++;
+        p = q;
+        bounded = 1;
+    }
+    if (fast_sizes((size_t)(p - b) - pos, nkeys) != header)
         return 0;
-    if ((pos = offset12(b, len, (size_t)(p - b))) == 0 || len - pos < ROOM_ITEM)
+    if ((pos = offset12(b, len, (size_t)(p - b))) == 0)
         return 0;
     m->values_off = pos;
-    const size_t vlim = len - ROOM_ITEM; /* the last position with room for an item */
+    /* the last position with room for an item (len >= 27: no wrap); an
+     * item there or beyond, and any value of another shape, take
+     * value_other()'s bounded checks */
+    const size_t vlim = len - ROOM_ITEM;
     for (f = fields; f != fe; f++) {
-        if (pos > vlim)
-            return 0;
-        uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
-        size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
-        if (w != bulki_item_hdr[b[pos + 1]]) { /* not an item (whose plen <= 8) */
-            size_t left = len - pos;
+        size_t vend;
+        if (LIKELY(pos <= vlim)) {
+            uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
+            size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
+            vend = pos + 3 + plen;
+            if (w == bulki_item_hdr[b[pos + 1]]) /* an item: plen <= 8 */
+                goto take;
             if ((w & 0xFFFF00u) == STR_ITEM_HDR) {
-                if (plen - 1 >= 32 || left < ROOM_STR32 || !bulki_cstr32_ok(b + pos + 3, plen))
-                    return 0;
+                if (plen - 1 < 32 && len - pos >= ROOM_STR32 &&
+                    bulki_cstr32_ok(b + pos + 3, plen))
+                    goto take;
             } else {
                 unsigned fl = bulki_fast_tc[(w >> 8) & 0x3Fu];
-                if ((w & 0x80E080u) != 0x002000u || /* an array; size, count < 128 */
-                    (fl & (BULKI_FAST_OK | BULKI_FAST_BOOL)) != BULKI_FAST_OK ||
-                    (w >> 16) * (fl & BULKI_FAST_WIDTH) != plen || plen > left - 3)
-                    return 0;
+                if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
+                    (fl & (BULKI_FAST_OK | BULKI_FAST_BOOL)) == BULKI_FAST_OK &&
+                    (w >> 16) * (fl & BULKI_FAST_WIDTH) == plen && plen <= len - pos - 3)
+                    goto take;
             }
         }
+        if ((vend = value_other_call(b, len, pos)) == 0)
+            return 0;
+    take:
         f->value_off = pos;
-        pos += 3 + plen;
-        f->value_end = pos;
+        f->value_end = vend;
+        pos = vend;
     }
     if (fast_sizes(pos - m->values_off, nkeys) != data || offset12(b, len, pos) != len)
         return 0;
