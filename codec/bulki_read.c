@@ -630,16 +630,20 @@ __attribute__((always_inline)) static inline size_t offset12(const uint8_t *b, s
  * fixed-width non-boolean array, sizes and counts below 128, each with
  * the room after it to check it without a bound of its own (19 bytes
  * from a key, 11 from an item, 35 from a string value; an array is
- * bounded by its size). Returns 1 with *out filled and every pair
- * indexed, or 0 (*out partly written): doc_fast() then tries the wider
- * fast shapes and parse_doc() everything (which also finds and reports
- * any error). Every check here is one parse_doc() makes; the key and
- * value sums are the bytes spanned plus 15 a pair (see fast_sizes).
- * What it does not take costs its callers one failed try: it gives up at
- * the first entity of another shape.
+ * bounded by its size): 0 with *out filled and every pair indexed. Any
+ * other input (*out partly written) goes on to decode_index_rest(), from
+ * the start, as a tail call (so that bulki_decode_index keeps nothing
+ * across a call): doc_fast() tries the wider fast shapes and parse_doc()
+ * everything (which also finds and reports any error). Every check here
+ * is one parse_doc() makes; the key and value sums are the bytes spanned
+ * plus 15 a pair (see fast_sizes). What it does not take costs one failed
+ * try: it gives up at the first entity of another shape.
  */
-__attribute__((noinline)) static int index_common(bulki_index *out, const uint8_t *b, size_t len,
-                                                  bulki_field *fields, size_t cap)
+static int decode_index_rest(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                             size_t len, size_t *err_off);
+
+__attribute__((noinline)) static int index_common(bulki_index *out, bulki_field *fields, size_t cap,
+                                                  const uint8_t *b, size_t len, size_t *err_off)
 {
     uint64_t total, nkeys, header, data;
     size_t pos = 0;
@@ -651,7 +655,7 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
     if (fields == NULL || len < 8 + ROOM_STR16 || !varint12_in(b, &pos, &total) ||
         !varint12_in(b, &pos, &nkeys) || !varint12_in(b, &pos, &header) ||
         !varint12_in(b, &pos, &data) || nkeys > cap || BULKI_DOC_HDR + header + data != total)
-        return 0;
+        goto other;
     /* (no check of nkeys against the bytes: every pair taken here spans
      * at least 7 bytes, so too many keys run out of bytes below) */
     bulki_map *m = &out->map;
@@ -675,7 +679,7 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
         size_t plen;
         const uint8_t *q = key_other_call(p, end, &plen);
         if (q == NULL)
-            return 0;
+            goto other;
         f->key = (const char *)p + 3;
         f->key_len = plen - 1;
         f++;
@@ -683,9 +687,9 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
         bounded = 1;
     }
     if (fast_sizes((size_t)(p - b) - pos, nkeys) != header)
-        return 0;
+        goto other;
     if ((pos = offset12(b, len, (size_t)(p - b))) == 0)
-        return 0;
+        goto other;
     m->values_off = pos;
     /* the last position with room for an item (len >= 27: no wrap); an
      * item there or beyond, and any value of another shape, take
@@ -712,14 +716,14 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
             }
         }
         if ((vend = value_other_call(b, len, pos)) == 0)
-            return 0;
+            goto other;
     take:
         f->value_off = pos;
         f->value_end = vend;
         pos = vend;
     }
     if (fast_sizes(pos - m->values_off, nkeys) != data || offset12(b, len, pos) != len)
-        return 0;
+        goto other;
     m->base = b;
     m->base_len = len;
     m->offset = 0;
@@ -728,7 +732,9 @@ __attribute__((noinline)) static int index_common(bulki_index *out, const uint8_
     out->fields = fields;
     out->n = nkeys;
     out->next = 0;
-    return 1;
+    return 0;
+other: /* the callers' other ways, from the start (a tail call) */
+    return decode_index_rest(out, fields, cap, b, len, err_off);
 }
 
 /* Parse the BULKI at `pos`; fill *out; with fields, also index its first
@@ -872,18 +878,17 @@ static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const
     return 0;
 }
 
-/* bulki_decode_index; `common` (a constant): try index_common first. */
-static inline int decode_index_fast(bulki_index *out, bulki_field *fields, size_t cap,
-                                    const void *buf, size_t len, size_t *err_off, int common)
+/* bulki_decode_index past index_common: the wider fast shapes
+ * (doc_fast), then the general parser alone (which also finds and reports
+ * every error). Out of line, so that the common case's call saves no
+ * registers. */
+__attribute__((noinline)) static int decode_index_rest(bulki_index *out, bulki_field *fields,
+                                                       size_t cap, const void *buf, size_t len,
+                                                       size_t *err_off)
 {
-    /* the fast functions straight away (the commonest shape, then the
-     * wider fast shapes); anything they do not take, the general parser
-     * alone (which also finds and reports every error) */
     int r;
     if (out == NULL || buf == NULL || (fields == NULL && cap > 0))
         return decode_index(out, fields, cap, buf, len, err_off, 0);
-    if (common && index_common(out, buf, len, fields, cap))
-        return 0;
     if (((r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
          (r < 0 && parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap))) &&
         out->map.end == len) {
@@ -898,13 +903,17 @@ static inline int decode_index_fast(bulki_index *out, bulki_field *fields, size_
 int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
                        size_t len, size_t *err_off)
 {
-    return decode_index_fast(out, fields, cap, buf, len, err_off, 1);
+    /* index_common refuses fields == NULL itself, and hands everything it
+     * does not take to decode_index_rest */
+    if (out != NULL && buf != NULL)
+        return index_common(out, fields, cap, buf, len, err_off);
+    return decode_index_rest(out, fields, cap, buf, len, err_off);
 }
 
 int bulki_decode_index_wide(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
                             size_t len, size_t *err_off)
 {
-    return decode_index_fast(out, fields, cap, buf, len, err_off, 0);
+    return decode_index_rest(out, fields, cap, buf, len, err_off);
 }
 
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
