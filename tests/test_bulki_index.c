@@ -518,15 +518,17 @@ static void check_doc(const uint8_t *buf, size_t len, int valid, const char *wha
 }
 
 /* Every header (size 0..127, every type byte but the nested types, counts
- * 0..4, 8, 127) with three payloads, as a map's key and as its value: the
- * word-at-a-time checks of keys and values accept exactly what the rules
- * accept. */
+ * 0..4, 8, 127) with three payloads, as a map's key and as its value, in
+ * a one-pair map and before and after another pair: the word-at-a-time
+ * checks of keys and values accept exactly what the rules accept. */
 static void fast_paths_follow_the_rules(void **state)
 {
     (void)state;
     static const uint8_t counts[] = {0, 1, 2, 3, 4, 8, 127};
     static const uint8_t k_ok[] = {20, BULKI_T_STRING, 1, 'k', 0};
     static const uint8_t v_ok[] = {22, BULKI_T_INT32, 1, 7, 0, 0, 0};
+    static const uint8_t v_pad[] = {18 + 16, BULKI_T_STRING, 1, 'p', 'p', 'p', 'p', 'p', 'p',
+                                    'p', 'p', 'p', 'p', 'p', 'p', 'p', 'p', 'p', 0};
     uint8_t ent[3 + 128], buf[512];
     for (unsigned size = 0; size < 128; size++)
         for (unsigned tc = 0; tc < 256; tc++) {
@@ -545,16 +547,27 @@ static void fast_paths_follow_the_rules(void **state)
                     if (plen > 1 && pat == 2)
                         ent[3] = 0;
                     int valid = entity_valid((uint8_t)size, (uint8_t)tc, counts[ci], ent + 3);
-                    const uint8_t *k[1] = {ent}, *v[1] = {v_ok};
-                    size_t kl[1] = {3 + plen}, vl[1] = {sizeof v_ok};
-                    size_t len = build_doc(buf, k, kl, v, vl, 1, NULL, NULL);
-                    check_doc(buf, len, valid, "key", size, tc, counts[ci]);
-                    k[0] = k_ok;
-                    kl[0] = sizeof k_ok;
-                    v[0] = ent;
-                    vl[0] = 3 + plen;
-                    len = build_doc(buf, k, kl, v, vl, 1, NULL, NULL);
-                    check_doc(buf, len, valid, "value", size, tc, counts[ci]);
+                    /* alone (a short record), then before and after a
+                     * pair with a 16-byte string (room after it: the
+                     * commonest shape's pass, index_common, sees it) */
+                    for (int with = 0; with < 3; with++) {
+                        size_t t = with == 2, n = with ? 2 : 1;
+                        const uint8_t *k[2] = {k_ok, k_ok}, *v[2] = {v_pad, v_pad};
+                        size_t kl[2] = {sizeof k_ok, sizeof k_ok};
+                        size_t vl[2] = {sizeof v_pad, sizeof v_pad};
+                        k[t] = ent;
+                        kl[t] = 3 + plen;
+                        v[t] = v_ok;
+                        vl[t] = sizeof v_ok;
+                        size_t len = build_doc(buf, k, kl, v, vl, n, NULL, NULL);
+                        check_doc(buf, len, valid, "key", size, tc, counts[ci]);
+                        k[t] = k_ok;
+                        kl[t] = sizeof k_ok;
+                        v[t] = ent;
+                        vl[t] = 3 + plen;
+                        len = build_doc(buf, k, kl, v, vl, n, NULL, NULL);
+                        check_doc(buf, len, valid, "value", size, tc, counts[ci]);
+                    }
                 }
         }
 }
