@@ -11,6 +11,7 @@
  * commit, and makes "abort, grow the map, replay the batch" a loop.
  */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -701,6 +702,9 @@ static uint64_t bg_sync(ckpt_store *st)
     return mono_ms();
 }
 
+enum { BG_EXIT = 1, BG_RELEASE = 2 };
+static void *release_main(void *arg);
+
 static void *bg_main(void *arg)
 {
     ckpt_store *st = arg;
@@ -744,6 +748,17 @@ static void *bg_main(void *arg)
         }
     }
     pthread_mutex_unlock(&st->mu);
+    /* Stopped: wait for the verdict. After a successful close the handle
+     * is released here, so that close neither waits for this thread's last
+     * step nor starts a thread of its own (release_later). */
+    while (sem_wait(&st->bg_sem) != 0)
+        ; /* EINTR */
+    if (__atomic_load_n(&st->bg_verdict, __ATOMIC_ACQUIRE) == BG_RELEASE) {
+        /* Woken by the closer, this thread may have taken its CPU: give it
+         * back, so that close returns before the unmapping starts. */
+        sched_yield();
+        release_main(st);
+    }
     return NULL;
 }
 
@@ -775,6 +790,8 @@ static void bg_stop(ckpt_store *st)
     if (!st->bg_running)
         return;
     bg_request_stop(st);
+    __atomic_store_n(&st->bg_verdict, BG_EXIT, __ATOMIC_RELEASE);
+    sem_post(&st->bg_sem);
     pthread_join(st->bg, NULL);
     st->bg_running = 0;
 }
@@ -876,6 +893,7 @@ static void release(ckpt_store *st)
     pthread_mutex_destroy(&st->mu);
     pthread_rwlock_destroy(&st->grow);
     pthread_cond_destroy(&st->bg_cv);
+    sem_destroy(&st->bg_sem);
     free(st->log);
     free(st->run);
     free(st->dbuf);
@@ -943,26 +961,37 @@ static void *release_main(void *arg)
 /* Release a writer whose last commit is durable. Unmapping the
  * environment costs about 0.1 us per page the process touched (2 ms for
  * a 64 MB store) and is not needed for anything close promises, so a
- * thread does it while the caller goes on. The locks other processes wait
- * for, writer.lock and store.lock, are dropped here first: another process
- * may then open the environment while this one still maps it, which LMDB
- * allows (no transaction of this process is left). Inline if no thread can
- * be started. */
+ * thread does it while the caller goes on: the writer's background
+ * thread, which close asked to stop (no thread to start, no wait for the
+ * step it is finishing), or else a new one. The locks other processes
+ * wait for, writer.lock and store.lock, are dropped here first: another
+ * process may then open the environment while this one still maps it,
+ * which LMDB allows (no transaction of this process is left). Inline if
+ * no thread can take it. */
 static void release_later(ckpt_store *st)
 {
-    int started = 0;
+    int how = 0; /* 1: a new thread, 2: the background thread */
     drop_locks(st);
     pthread_once(&rel_once, rel_init);
     pthread_mutex_lock(&rel_mu);
-    if (rel_n < sizeof rel_threads / sizeof rel_threads[0] &&
-        pthread_create(&rel_threads[rel_n], NULL, release_main, st) == 0) {
-        rel_n++;
-        rel_pending++;
-        started = 1;
+    if (rel_n < sizeof rel_threads / sizeof rel_threads[0]) {
+        if (st->bg_running)
+            rel_threads[rel_n] = st->bg, how = 2;
+        else if (pthread_create(&rel_threads[rel_n], NULL, release_main, st) == 0)
+            how = 1;
+        if (how) {
+            rel_n++;
+            rel_pending++;
+        }
     }
     pthread_mutex_unlock(&rel_mu);
-    if (!started)
+    if (how == 2) {
+        __atomic_store_n(&st->bg_verdict, BG_RELEASE, __ATOMIC_RELEASE);
+        sem_post(&st->bg_sem); /* st belongs to the thread now */
+    } else if (how == 0) {
+        bg_stop(st);
         release(st);
+    }
 }
 
 /* Open the databases and read/create meta inside txn. */
@@ -1363,6 +1392,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     pthread_mutex_init(&st->mu, NULL);
     pthread_rwlock_init(&st->grow, NULL);
     pthread_cond_init(&st->bg_cv, NULL);
+    sem_init(&st->bg_sem, 0, 0);
     size_t plen = strlen(o->root) + 32;
     if (strlen(o->root) > 4000 || (st->path = malloc(plen)) == NULL) {
         release(st);
@@ -1513,8 +1543,8 @@ int ckpt_store_close(ckpt_store *st)
         return 0;
     if (!st->opts.readonly) {
         /* The background thread may be inside a sync: close does not wait
-         * for it before its own commit and sync (both fdatasyncs wait for
-         * the same write-out), only before releasing. */
+         * for it (both fdatasyncs wait for the same write-out); it stops,
+         * and after a successful close releases the handle (release_later). */
         bg_request_stop(st);
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
@@ -1526,8 +1556,8 @@ int ckpt_store_close(ckpt_store *st)
         pthread_mutex_unlock(&st->mu);
         if (rc == 0 && (rc = mdb_env_sync(st->env, 1)) != 0)
             rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: sync at close failed", st->path);
-        bg_stop(st);
         if (rc) {
+            bg_stop(st);
             bg_start(st);
             return rc;
         }

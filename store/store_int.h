@@ -6,6 +6,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdint.h>
 
@@ -96,6 +97,12 @@ struct ckpt_store {
     pthread_t bg;
     int bg_running;
     int bg_stop;
+    /* What the stopped background thread does next, posted to bg_sem
+     * (no mutex: the closer never waits for st->mu held by a thread the
+     * scheduler put aside): BG_EXIT return, BG_RELEASE release the handle
+     * (a closed writer's environment is unmapped on it: ckpt_store_close) */
+    int bg_verdict;
+    sem_t bg_sem;
     pthread_cond_t bg_cv;
     uint64_t commits_since_sync;
     size_t bytes_since_sync; /* staged bytes committed since the last sync */

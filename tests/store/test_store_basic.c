@@ -7,6 +7,7 @@
 #include "store_test_util.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -75,18 +76,40 @@ static void test_second_writer_is_busy_readers_are_not(void **state)
 }
 
 /* A writer's close returns with writer.lock and store.lock dropped, while
- * a thread may still be unmapping its environment: both locks can be taken
- * exclusively right away. Closing and reopening the same store at once, 20
- * times, each time writing one more object, loses nothing (every open first
- * waits for the unmapping of the closes before it). */
+ * a thread may still be unmapping its environment (the writer's background
+ * thread, or a thread of its own when the writer has none): both locks can
+ * be taken exclusively right away. Closing and reopening the same store at
+ * once, 20 times, each time writing one more object, with and without a
+ * background thread, loses nothing (every open first waits for the
+ * unmapping of the closes before it). writer.lock holds the writer's pid,
+ * whatever longer text was there before. */
 static void test_close_drops_locks_at_once_and_reopens(void **state)
 {
     const char *dir = stu_dir(state);
-    struct ckpt_store_opts o = stu_opts(dir);
-    char path[4200], name[32];
+    char path[4200], name[32], want[32], got[64];
     uint8_t rec[256];
     for (int i = 0; i < 20; i++) {
+        struct ckpt_store_opts o = stu_opts(dir);
+        if (i % 2) { /* no background thread */
+            o.commit_ms = 0;
+            o.sync_mode = CKPT_SYNC_EVERY;
+        }
+        if (i == 1) {
+            stu_path(path, sizeof path, dir, "rank-0/writer.lock");
+            FILE *f = fopen(path, "w");
+            assert_non_null(f);
+            fputs("123456789012345678901234567890\n", f);
+            fclose(f);
+        }
         ckpt_store *st = stu_open(&o);
+        stu_path(path, sizeof path, dir, "rank-0/writer.lock");
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t glen = fread(got, 1, sizeof got - 1, f);
+        fclose(f);
+        got[glen] = 0;
+        snprintf(want, sizeof want, "%ld\n", (long)getpid());
+        assert_string_equal(got, want);
         int n = snprintf(name, sizeof name, "reopen-%d", i);
         size_t len = stu_obj_rec(rec, sizeof rec, name, (size_t)n, i, 1, (uint64_t)i, 0);
         stu_assert_rc(ckpt_store_put_obj(st, 500u + (uint64_t)i, name, (size_t)n, i, rec, len), 0,
@@ -676,6 +699,7 @@ struct thread_ctx {
     int index;
     int rc;
     _Atomic int *writers_left;
+    _Atomic int *reader_went; /* writers start once the reader has read once */
     uint64_t reads;
 };
 
@@ -683,6 +707,8 @@ static void *writer_main(void *arg)
 {
     struct thread_ctx *c = arg;
     uint8_t k[8], val[200];
+    while (!atomic_load(c->reader_went))
+        sched_yield();
     for (uint64_t j = 0; j < PER_WRITER && c->rc == 0; j++) {
         uint64_t i = (uint64_t)c->index * PER_WRITER + j;
         ckpt_key_u64(k, i);
@@ -717,7 +743,9 @@ static void *reader_main(void *arg)
             c->rc = rc;
         ckpt_rtxn_end(tx);
         c->reads++;
+        atomic_store(c->reader_went, 1);
     }
+    atomic_store(c->reader_went, 1); /* after an error too: the writers go on */
     return NULL;
 }
 
@@ -728,11 +756,11 @@ static void test_concurrent_writers_and_reader_with_map_growth(void **state)
     o.commit_every = 50;
     o.commit_ms = 5;
     ckpt_store *st = stu_open(&o);
-    _Atomic int left = N_WRITERS;
+    _Atomic int left = N_WRITERS, went = 0;
     struct thread_ctx ctx[N_WRITERS + 1];
     pthread_t th[N_WRITERS + 1];
     for (int t = 0; t <= N_WRITERS; t++) {
-        ctx[t] = (struct thread_ctx){st, t, 0, &left, 0};
+        ctx[t] = (struct thread_ctx){st, t, 0, &left, &went, 0};
         assert_int_equal(pthread_create(&th[t], NULL, t < N_WRITERS ? writer_main : reader_main,
                                         &ctx[t]),
                          0);
