@@ -975,10 +975,12 @@ static void release_later(ckpt_store *st)
     pthread_once(&rel_once, rel_init);
     pthread_mutex_lock(&rel_mu);
     if (rel_n < sizeof rel_threads / sizeof rel_threads[0]) {
-        if (st->bg_running)
-            rel_threads[rel_n] = st->bg, how = 2;
-        else if (pthread_create(&rel_threads[rel_n], NULL, release_main, st) == 0)
+        if (st->bg_running) {
+            rel_threads[rel_n] = st->bg;
+            how = 2;
+        } else if (pthread_create(&rel_threads[rel_n], NULL, release_main, st) == 0) {
             how = 1;
+        }
         if (how) {
             rel_n++;
             rel_pending++;
