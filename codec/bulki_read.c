@@ -465,9 +465,8 @@ static inline void map_view(bulki_map *out, const uint8_t *b, size_t len, size_t
     out->depth = (uint8_t)depth;
 }
 
-/* A varint of one or two bytes at b[*pos..len) (*pos <= len): 1 and its
- * value, else 0 (longer, truncated or at the end: the general reader says
- * which). With two bytes left, both are read at once. */
+/* A varint of one or two bytes at b[*pos..len): 1 and its value, else 0
+ * (longer, truncated or at the end: the general reader says which). */
 __attribute__((always_inline)) static inline int varint12(const uint8_t *b, size_t len,
                                                          size_t *pos, uint64_t *v)
 {
