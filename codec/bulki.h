@@ -346,6 +346,11 @@ CKPT_API int bulki_field_str(const char **s, size_t *len, const bulki_index *ix,
                              const bulki_field *f);
 CKPT_API int bulki_field_elem_u64(uint64_t *out, const bulki_index *ix, const bulki_field *f,
                                   uint64_t i);
+/* Elements 0..n-1 of a numeric array (or item) into out[0..n): what
+ * bulki_field_elem_u64 gives for each i in turn (the first error, with
+ * the elements before it written), the pair's header read once. */
+CKPT_API int bulki_field_u64_array(uint64_t *out, size_t n, const bulki_index *ix,
+                                   const bulki_field *f);
 
 /* Typed getters for base-type items (any integer width; range-checked). */
 CKPT_API int bulki_ent_i64(int64_t *out, const bulki_ent *e);
@@ -537,14 +542,16 @@ static inline int bulki_ent_str_inline(const char **s, size_t *len, const bulki_
  * `bytes` long (4..112: a one-byte size); else 0 (the getters' functions
  * answer). The notional size of a base-type value is its payload's plus
  * 18 (PDC's in-memory header): a three-byte header whose size byte is
- * bytes + 15 says the payload runs exactly to f->value_end. */
+ * bytes + 15 says the payload runs exactly to f->value_end. A field may
+ * be hand-made: its start must not lie beyond its end (end - start would
+ * wrap to `bytes`, its start before the buffer). */
 static inline uint32_t bulki_field_hdr_(const uint8_t **payload, const bulki_index *ix,
                                         const bulki_field *f, size_t bytes)
 {
     const uint8_t *b = ix->map.base;
-    size_t off = f->value_off;
+    size_t off = f->value_off, end = f->value_end;
     uint32_t w;
-    if (f->value_end - off != bytes || bytes - 4 > 112 - 4 || f->value_end > ix->map.base_len ||
+    if (end - off != bytes || bytes - 4 > 112 - 4 || off >= end || end > ix->map.base_len ||
         b == NULL)
         return 0;
     if (BULKI_LE_) {
@@ -577,14 +584,14 @@ static inline int bulki_field_i64_inline(int64_t *out, const bulki_index *ix,
     size_t n = f->value_end - f->value_off;
     uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f, n) : 0;
     /* the size byte says the payload's length: it must end the pair */
-    if (w == BULKI_HDR_(26, BULKI_T_INT64, 1) && n == 11) {
-        memcpy(out, p, 8);
-        return 0;
-    }
-    if ((w == BULKI_HDR_(22, BULKI_T_INT32, 1) || w == BULKI_HDR_(22, BULKI_T_INT, 1)) && n == 7) {
+    if (n == 7 && (w == BULKI_HDR_(22, BULKI_T_INT32, 1) || w == BULKI_HDR_(22, BULKI_T_INT, 1))) {
         int32_t v;
         memcpy(&v, p, 4);
         *out = v;
+        return 0;
+    }
+    if (n == 11 && w == BULKI_HDR_(26, BULKI_T_INT64, 1)) {
+        memcpy(out, p, 8);
         return 0;
     }
     return bulki_field_i64(out, ix, f);
@@ -619,6 +626,21 @@ static inline int bulki_field_elem_u64_inline(uint64_t *out, const bulki_index *
         return 0;
     }
     return bulki_field_elem_u64(out, ix, f, i);
+}
+
+static inline int bulki_field_u64_array_inline(uint64_t *out, size_t n, const bulki_index *ix,
+                                               const bulki_field *f)
+{
+    const uint8_t *p;
+    size_t b = f->value_end - f->value_off;
+    uint32_t w = BULKI_LE_ ? bulki_field_hdr_(&p, ix, f, b) : 0;
+    /* as bulki_field_elem_u64_inline, for elements 0..n-1 at once */
+    if ((w & 0x80DFFFu) == BULKI_HDR_(b + 15, BULKI_T_UINT64, 0) && n <= (w >> 16) &&
+        n <= (b - 3) / 8) {
+        memcpy(out, p, n * 8);
+        return 0;
+    }
+    return bulki_field_u64_array(out, n, ix, f);
 }
 
 #ifdef __cplusplus

@@ -39,20 +39,25 @@ extern const struct bulki_type_info bulki_type_table[BULKI_NTYPES];
 extern const uint8_t bulki_fast_tc[64];
 
 /* The three header bytes (size | type byte << 8 | count << 16) of every
- * valid base-type ITEM with a fixed width, by type byte & 63: the notional
- * size 18 + width, the type byte, count 1. Entries of anything else
- * (strings, booleans, nested types, arrays, invalid codes) hold
- * BULKI_NO_HDR, which no three bytes equal. So one comparison of an
- * entity's first three bytes with its entry checks size, type, class and
- * count at once. Derived from bulki_type_table; test_bulki_index checks it. */
+ * valid base-type ITEM with a fixed width, by type byte (all 256): the
+ * notional size 18 + width, the type byte, count 1. Entries of anything
+ * else (strings, booleans, nested types, arrays, invalid codes and
+ * classes) hold BULKI_NO_HDR, which no three bytes equal. So one
+ * comparison of an entity's first three bytes with the entry of its
+ * second byte checks size, type, class and count at once. Derived from
+ * bulki_type_table; test_bulki_index checks it. */
 #define BULKI_NO_HDR 0xFFFFFFFFu
-extern const uint32_t bulki_item_hdr[64];
+extern const uint32_t bulki_item_hdr[256];
 
-/* bulki_decode_index without the fast function for a whole BULKI
- * (parse_doc_fast in bulki_read.c): the general parser alone, for
- * test_bulki_index to hold the fast one to it. Not exported. */
+/* bulki_decode_index without its fast functions for a whole BULKI
+ * (index_common and doc_fast in bulki_read.c): the general parser alone;
+ * and without index_common only (doc_fast, then the general parser). For
+ * test_bulki_index and fuzz-bulki to hold each fast function to the
+ * general parser. Not exported. */
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
                                const void *buf, size_t len, size_t *err_off);
+int bulki_decode_index_wide(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                            size_t len, size_t *err_off);
 
 static inline const struct bulki_type_info *bulki_ti(unsigned code)
 {
@@ -134,47 +139,50 @@ static inline int bulki_has_nul(const uint8_t *s, size_t n)
 
 /*
  * 1 if s[0..n) (n >= 1) is a C string in place: s[n-1] is NUL and no byte
- * before it is. avail >= n bytes are readable from s. With SSE2 (every
- * x86-64), a string of up to 32 bytes with 32 readable bytes after its
- * start is one or two 16-byte compares against zero: the mask of NUL bytes
- * among the first n must be exactly the last one. Otherwise byte checks.
+ * before it is. With SSE2 (every x86-64), a string of up to 16 (32) bytes
+ * with 16 (32) readable bytes from its start is one (two) 16-byte
+ * compares against zero: the first NUL (a bit beyond the compared bytes
+ * stands for "none") must be byte n-1. bulki_cstr16_ok and bulki_cstr32_ok
+ * are those cases, for loops that have checked the room once; without
+ * SSE2 they are byte checks.
  */
-__attribute__((always_inline)) static inline int bulki_cstr_ok(const uint8_t *s, size_t n,
-                                                              size_t avail)
-{
-#if defined(__SSE2__)
-    /* the first NUL (a bit beyond the compared bytes stands for "none")
-     * must be byte n-1 */
-    if (n <= 16 && avail >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
-        return (size_t)__builtin_ctz(m | 1u << 16) == n - 1;
-    }
-    if (n <= 32 && avail >= 32) {
-        __m128i z = _mm_setzero_si128();
-        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-        uint64_t m = (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
-                     (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16;
-        return (size_t)__builtin_ctzll(m | 1ull << 32) == n - 1;
-    }
-#endif
-    (void)avail;
-    return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
-}
-
-/* 1 if a string of n bytes (1..16) at s, with 16 readable bytes from s,
- * has its first NUL at s[n-1]: the shortest case of bulki_cstr_ok, for
- * loops that have checked the room once. Without SSE2: bulki_cstr_ok. */
 __attribute__((always_inline)) static inline int bulki_cstr16_ok(const uint8_t *s, size_t n)
 {
 #if defined(__SSE2__)
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
     uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
-    return (size_t)__builtin_ctz(m | 1u << 16) == n - 1;
+    return (unsigned)__builtin_ctz(m | 1u << 16) == (unsigned)(n - 1);
 #else
-    return bulki_cstr_ok(s, n, 16);
+    return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
 #endif
+}
+
+__attribute__((always_inline)) static inline int bulki_cstr32_ok(const uint8_t *s, size_t n)
+{
+#if defined(__SSE2__)
+    __m128i z = _mm_setzero_si128();
+    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+    uint64_t m = (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
+                 (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16;
+    return (unsigned)__builtin_ctzll(m | 1ull << 32) == (unsigned)(n - 1);
+#else
+    return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
+#endif
+}
+
+/* avail >= n bytes are readable from s. */
+__attribute__((always_inline)) static inline int bulki_cstr_ok(const uint8_t *s, size_t n,
+                                                              size_t avail)
+{
+#if defined(__SSE2__)
+    if (n <= 16 && avail >= 16)
+        return bulki_cstr16_ok(s, n);
+    if (n <= 32 && avail >= 32)
+        return bulki_cstr32_ok(s, n);
+#endif
+    (void)avail;
+    return s[n - 1] == 0 && !bulki_has_nul(s, n - 1);
 }
 
 static inline int bulki_host_is_le(void)

@@ -257,11 +257,16 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
 /*
  * The keys, then the values, of a map whose entities all take the fast
  * path, in tight loops of their own (few live variables, so no spills):
- * return the position after the n entities and add their sizes to *sum,
- * or return 0 as soon as one entity needs the general parser; parse_doc
- * then runs its general loop over all of them from the start (which also
- * finds and reports any error). Sizes here are below 128 and n is at most
- * len / 3, so the sums cannot overflow.
+ * return the position after the n entities, or 0 (NULL) as soon as one
+ * entity needs the general parser; parse_doc then runs its general loop
+ * over all of them from the start (which also finds and reports any
+ * error).
+ *
+ * Every entity these loops take has a three-byte header (size and count
+ * below 128) and a payload of its notional size less 18, so it spans its
+ * size less 15 bytes: the sum of the sizes of n such entities is the
+ * bytes they span plus 15 n, and the loops need not add them up (n is at
+ * most len / 6: no overflow).
  *
  * Both loops read an entity's three header bytes as one word. A key is
  * taken only as a string item of 1..109 bytes with its NUL (type byte
@@ -269,63 +274,86 @@ __attribute__((noinline)) static int parse_value_slow(struct rctx *c, size_t pos
  * count, one range check for the size. A value that is a fixed-width
  * base-type item is checked by comparing its three bytes with its type's
  * entry in bulki_item_hdr (size, type, class and count at once); other
- * values go through fast_ent(). Every check is one fast_ent() makes.
- * pos <= len on entry and after every entity.
+ * values go through fast_ent(). Every check is one fast_ent() makes. The
+ * common shapes come first, under one test of the room left (11 bytes
+ * hold any fixed-width item, 19 any string of up to 16 bytes with the 16
+ * bytes its check reads); the general checks after them bound every read
+ * on their own. pos <= len on entry and after every entity.
  */
 #define STR_ITEM_HDR (1u << 16 | (unsigned)BULKI_T_STRING << 8)
+#define ROOM_STR16 (3u + 16u) /* a string item of up to 16 bytes and its check */
+#define ROOM_STR32 (3u + 32u) /* the same for 32 bytes */
+#define ROOM_ITEM (3u + 8u)   /* the widest fixed-width item */
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* The sum of the sizes of n fast entities spanning `bytes`. */
+static inline uint64_t fast_sizes(size_t bytes, uint64_t n)
+{
+    return (uint64_t)bytes + 15u * n;
+}
+
+/* The key at p, any string item of 1..109 bytes with its NUL, every read
+ * bounded by end (as keys_loop's general check): the position after it
+ * and its length with the NUL in *plen, or NULL. */
+__attribute__((always_inline)) static inline const uint8_t *key_other(const uint8_t *p,
+                                                                     const uint8_t *end,
+                                                                     size_t *plen)
+{
+    size_t left = (size_t)(end - p);
+    if (left < 4)
+        return NULL;
+    uint32_t w = bulki_load_le32(p);
+    size_t size = w & 0xFFu, n = size - BULKI_ENT_HDR;
+    if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || n > left - 3 ||
+        !bulki_cstr_ok(p + 3, n, left - 3))
+        return NULL;
+    *plen = n;
+    return p + 3 + n;
+}
 
 /* n keys from p; `store`: index them into fields[0..n). Returns the end,
  * or NULL as soon as a key needs the general parser. */
 __attribute__((always_inline)) static inline const uint8_t *
-keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields, int store,
-          uint64_t *sum)
+keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields, int store)
 {
-    uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = (size_t)(end - p), size, plen;
+        size_t left = (size_t)(end - p), plen;
         uint32_t w;
-        if (left >= 3 + 16) { /* a key of 1..16 bytes with its NUL: no more bounds */
+        if (LIKELY(left >= ROOM_STR16)) { /* a key of 1..16 bytes with its NUL */
             w = bulki_load_le32(p);
-            size = w & 0xFFu;
-            plen = size - BULKI_ENT_HDR;
-            if ((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 16) {
-                if (!bulki_cstr16_ok(p + 3, plen))
-                    return NULL;
+            plen = (w & 0xFFu) - BULKI_ENT_HDR;
+            if (LIKELY((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 16 &&
+                       bulki_cstr16_ok(p + 3, plen)))
                 goto checked;
-            }
         }
-        if (left < 4)
-            return NULL;
-        w = bulki_load_le32(p);
-        size = w & 0xFFu;
-        plen = size - BULKI_ENT_HDR;
-        if ((w & 0xFFFF00u) != STR_ITEM_HDR || size - 19u > 127u - 19u || plen > left - 3 ||
-            !bulki_cstr_ok(p + 3, plen, left - 3))
+        if (key_other(p, end, &plen) == NULL)
             return NULL;
     checked:
         if (store) {
             fields[i].key = (const char *)p + 3;
             fields[i].key_len = plen - 1;
         }
-        s += size;
         p += 3 + plen;
     }
-    *sum = s;
     return p;
 }
 
-__attribute__((always_inline)) static inline size_t keys_fast_in(const uint8_t *b, size_t len, size_t pos,
-                                                  uint64_t n, bulki_field *fields, size_t cap,
-                                                  uint64_t *sum)
+/* The keys from pos, the first cap indexed; the end (0: the general
+ * parser), and the sum of their sizes in *sum. */
+__attribute__((always_inline)) static inline size_t keys_fast_in(const uint8_t *b, size_t len,
+                                                                size_t pos, uint64_t n,
+                                                                bulki_field *fields, size_t cap,
+                                                                uint64_t *sum)
 {
-    uint64_t s = 0, m = n < cap ? n : cap;
-    const uint8_t *p = keys_loop(b + pos, b + len, m, fields, 1, &s);
+    uint64_t m = n < cap ? n : cap;
+    const uint8_t *p = keys_loop(b + pos, b + len, m, fields, 1);
     if (p != NULL && n > m)
-        p = keys_loop(p, b + len, n - m, NULL, 0, &s);
+        p = keys_loop(p, b + len, n - m, NULL, 0);
     if (p == NULL)
         return 0;
-    *sum = s;
-    return (size_t)(p - b);
+    size_t e = (size_t)(p - b);
+    *sum = fast_sizes(e - pos, n);
+    return e;
 }
 
 /* fast_ent() out of line, for the values the loop below does not take. */
@@ -335,64 +363,74 @@ __attribute__((noinline)) static int fast_ent_call(const uint8_t *b, size_t len,
     return fast_ent(b, len, pos, f);
 }
 
+/* A value that is none of the shapes values_loop() tries first: the end
+ * of a fast entity at pos, or 0 (the general parser). */
+__attribute__((always_inline)) static inline size_t value_other(const uint8_t *b, size_t len,
+                                                               size_t pos)
+{
+    size_t left = len - pos;
+    uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
+    size_t size = w & 0xFFu, plen = size - BULKI_ENT_HDR;
+    if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) /* (no entry is 0: left < 4) */
+        return plen <= left - 3 ? pos + 3 + plen : 0;
+    if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u && plen <= left - 3 &&
+        bulki_cstr_ok(b + pos + 3, plen, left - 3))
+        return pos + 3 + plen;
+    if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
+        (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) == BULKI_FAST_OK &&
+        size - BULKI_ENT_HDR <= 127u - BULKI_ENT_HDR &&
+        (w >> 16) * (bulki_fast_tc[(w >> 8) & 0x3Fu] & BULKI_FAST_WIDTH) == plen &&
+        plen <= left - 3)
+        /* a fixed-width array that is not boolean: size (18..127) is
+         * count times the width, and in the bytes */
+        return pos + 3 + plen;
+    struct fast_ent f;
+    return fast_ent_call(b, len, pos, &f) ? f.end : 0;
+}
+
 /* n values from pos; `store`: where each is into fields[0..n). Returns
  * the end, or 0 as soon as a value needs the general parser. */
 __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b, size_t len,
                                                                size_t pos, uint64_t n,
-                                                               bulki_field *fields, int store,
-                                                               uint64_t *sum)
+                                                               bulki_field *fields, int store)
 {
-    uint64_t s = *sum;
     for (uint64_t i = 0; i < n; i++) {
-        size_t left = len - pos, size, plen, end;
-        uint32_t w = left >= 4 ? bulki_load_le32(b + pos) & 0xFFFFFFu : 0;
-        size = w & 0xFFu;
-        plen = size - BULKI_ENT_HDR;
-        if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) { /* (no entry is 0: left < 4) */
-            if (plen > left - 3)
-                return 0;
+        size_t left = len - pos, end;
+        if (LIKELY(left >= ROOM_ITEM)) {
+            uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
+            size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
             end = pos + 3 + plen;
-        } else if ((w & 0xFFFF00u) == STR_ITEM_HDR && size - 19u <= 127u - 19u &&
-                   plen <= left - 3 && bulki_cstr_ok(b + pos + 3, plen, left - 3)) {
-            end = pos + 3 + plen;
-        } else if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
-                   (bulki_fast_tc[(w >> 8) & 0x3Fu] & (BULKI_FAST_OK | BULKI_FAST_BOOL)) ==
-                       BULKI_FAST_OK &&
-                   size - BULKI_ENT_HDR <= 127u - BULKI_ENT_HDR &&
-                   (w >> 16) * (bulki_fast_tc[(w >> 8) & 0x3Fu] & BULKI_FAST_WIDTH) == plen &&
-                   plen <= left - 3) {
-            /* a fixed-width array that is not boolean: size (18..127) is
-             * count times the width, and in the bytes */
-            end = pos + 3 + plen;
-        } else {
-            struct fast_ent f;
-            if (!fast_ent_call(b, len, pos, &f))
-                return 0;
-            size = f.size;
-            end = f.end;
+            if (w == bulki_item_hdr[(w >> 8) & 0x3Fu]) /* plen <= 8 */
+                goto checked;
+            if ((w & 0xFFFF00u) == STR_ITEM_HDR && plen - 1 < 32 && left >= ROOM_STR32 &&
+                bulki_cstr32_ok(b + pos + 3, plen))
+                goto checked;
         }
+        if ((end = value_other(b, len, pos)) == 0)
+            return 0;
+    checked:
         if (store) { /* where the value is; its view is built when asked for */
             fields[i].value_off = pos;
             fields[i].value_end = end;
         }
-        s += size;
         pos = end;
     }
-    *sum = s;
     return pos;
 }
 
-__attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len, size_t pos,
-                                                    uint64_t n, bulki_field *fields,
-                                                    size_t cap, uint64_t *sum)
+/* The values from pos, the first cap indexed; as keys_fast_in(). */
+__attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len,
+                                                                  size_t pos, uint64_t n,
+                                                                  bulki_field *fields,
+                                                                  size_t cap, uint64_t *sum)
 {
-    uint64_t s = 0, m = n < cap ? n : cap;
-    pos = values_loop(b, len, pos, m, fields, 1, &s);
-    if (pos != 0 && n > m)
-        pos = values_loop(b, len, pos, n - m, NULL, 0, &s);
-    if (pos != 0)
-        *sum = s;
-    return pos;
+    uint64_t m = n < cap ? n : cap;
+    size_t e = values_loop(b, len, pos, m, fields, 1);
+    if (e != 0 && n > m)
+        e = values_loop(b, len, e, n - m, NULL, 0);
+    if (e != 0)
+        *sum = fast_sizes(e - pos, n);
+    return e;
 }
 
 /* The loops out of line, for the general parser. */
@@ -451,21 +489,29 @@ __attribute__((always_inline)) static inline int varint12(const uint8_t *b, size
 /*
  * The whole BULKI at pos when its header and offset varints are one or
  * two bytes and all its keys and values take the fast loops (every record
- * pdc-ckpt writes except a region's), in a function of its own with few
- * live values: 1 with *out filled and the pairs indexed, or 0, and
- * parse_doc() runs the general checks from the start (which also find and
- * report any error). Every check is one parse_doc() makes.
+ * pdc-ckpt writes except a region's): 1 with *out filled and the first
+ * cap pairs indexed, or 0, and parse_doc() runs the general checks from
+ * the start (which also find and report any error). Every check is one
+ * parse_doc() makes. `all` (a constant): index every pair, or return -1
+ * at once if there are more than cap (the caller then uses the other
+ * form), so that the loops for pairs beyond the index are left out.
  */
-__attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len, size_t pos,
-                                                    int depth, bulki_map *out,
-                                                    bulki_field *fields, size_t cap)
+__attribute__((always_inline)) static inline int doc_fast(const uint8_t *b, size_t len,
+                                                         size_t pos, int depth, bulki_map *out,
+                                                         bulki_field *fields, size_t cap,
+                                                         int all)
 {
     uint64_t total, nkeys, header, data, off, hsum = 0, dsum = 0;
     size_t start = pos;
-    if (depth > BULKI_MAX_DEPTH || !varint12(b, len, &pos, &total) ||
+    if (depth > BULKI_MAX_DEPTH || pos > len || !varint12(b, len, &pos, &total) ||
         !varint12(b, len, &pos, &nkeys) || !varint12(b, len, &pos, &header) ||
         !varint12(b, len, &pos, &data) || nkeys > (len - pos) / 6)
         return 0;
+    if (all) {
+        if (nkeys > cap)
+            return -1;
+        cap = nkeys;
+    }
     size_t keys_off = pos;
     if ((pos = keys_fast_in(b, len, pos, nkeys, fields, cap, &hsum)) == 0)
         return 0;
@@ -476,12 +522,218 @@ __attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len
     if ((pos = values_fast_in(b, len, pos, nkeys, fields, cap, &dsum)) == 0)
         return 0;
     size_t off2 = pos;
-    /* sums of at most len / 3 sizes below 128: no overflow */
+    /* header and data are below 2^14: no overflow */
     if (!varint12(b, len, &pos, &off) || off != off2 || hsum != header || dsum != data ||
-        BULKI_DOC_HDR + hsum + dsum != total)
+        BULKI_DOC_HDR + header + data != total)
         return 0;
     map_view(out, b, len, start, pos, keys_off, values_off, nkeys, total, depth);
     return 1;
+}
+
+/* The two forms, each in a function of its own with few live values. */
+__attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len, size_t pos,
+                                                    int depth, bulki_map *out,
+                                                    bulki_field *fields, size_t cap)
+{
+    return doc_fast(b, len, pos, depth, out, fields, cap, 0);
+}
+
+__attribute__((noinline)) static int parse_doc_fast_all(const uint8_t *b, size_t len,
+                                                        size_t pos, int depth, bulki_map *out,
+                                                        bulki_field *fields, size_t cap)
+{
+    return doc_fast(b, len, pos, depth, out, fields, cap, 1);
+}
+
+/* key_other() and value_other() out of line, for index_common's rarer
+ * shapes (fewer live values in its loops). */
+__attribute__((noinline)) static const uint8_t *key_other_call(const uint8_t *p,
+                                                              const uint8_t *end, size_t *plen)
+{
+    return key_other(p, end, plen);
+}
+
+__attribute__((noinline)) static size_t value_other_call(const uint8_t *b, size_t len, size_t pos)
+{
+    return value_other(b, len, pos);
+}
+
+/* index_common's short keys into *f.. (up to fe) from p: the position of
+ * the first key it does not take (then *f is its field), or of the end.
+ * klim (a constant NULL where the caller has checked the room for all):
+ * the last position with room for a short key. */
+__attribute__((always_inline)) static inline const uint8_t *
+keys_short(const uint8_t *p, const uint8_t *klim, bulki_field **fp, bulki_field *fe)
+{
+    bulki_field *f = *fp;
+    for (; f != fe; f++) {
+        if (klim != NULL && p > klim)
+            break;
+        /* size 19..34 (a key of 1..16 bytes), type byte 0x10, count 1: the
+         * size less 19 borrows from the type byte below 19 and leaves
+         * the low byte below 16 exactly in range, so one subtraction,
+         * mask and compare check the three bytes; the low byte is then
+         * the key's length without its NUL */
+        uint32_t u = bulki_load_le32(p) - 19u;
+        size_t klen = u & 0xFFu;
+        if ((u & 0xFFFFF0u) != STR_ITEM_HDR || !bulki_cstr16_ok(p + 3, klen + 1))
+            break;
+        f->key = (const char *)p + 3;
+        f->key_len = klen;
+        p += 4 + klen;
+    }
+    *fp = f;
+    return p;
+}
+
+/* varint12() where the caller has checked that two bytes are there. */
+__attribute__((always_inline)) static inline int varint12_in(const uint8_t *b, size_t *pos,
+                                                            uint64_t *v)
+{
+    size_t p = *pos;
+    if (b[p] < 0x80) {
+        *v = b[p];
+        *pos = p + 1;
+        return 1;
+    }
+    if (b[p + 1] < 0x80) {
+        *v = (uint64_t)(b[p] & 0x7f) | (uint64_t)b[p + 1] << 7;
+        *pos = p + 2;
+        return 1;
+    }
+    return 0;
+}
+
+/* The offset varint at pos (pos <= len), which must say pos itself, in
+ * its shortest form (one byte below 128, else two): its bytes compared
+ * with pos's. The position after it, or 0 (then the general parser, which
+ * also takes the longer forms). */
+__attribute__((always_inline)) static inline size_t offset12(const uint8_t *b, size_t len,
+                                                            size_t pos)
+{
+    if (pos < 0x80)
+        return pos < len && b[pos] == pos ? pos + 1 : 0;
+    if (pos < 0x4000 && len - pos >= 2 && b[pos] == ((pos & 0x7Fu) | 0x80u) &&
+        b[pos + 1] == pos >> 7)
+        return pos + 2;
+    return 0;
+}
+
+/*
+ * The commonest shape of a whole record, indexed in one tight pass
+ * (bulki_decode_index tries it first): a top-level BULKI filling
+ * b[0..len), len >= 27, with one- or two-byte header varints and offset
+ * varints in their shortest form, at most cap pairs, every key a string
+ * item of 1..16 bytes with its NUL and every value a fixed-width
+ * base-type item, a string item of 1..32 bytes with its NUL, or a
+ * fixed-width non-boolean array, sizes and counts below 128, each with
+ * the room after it to check it without a bound of its own (19 bytes
+ * from a key, 11 from an item, 35 from a string value; an array is
+ * bounded by its size): 0 with *out filled and every pair indexed. Any
+ * other input (*out partly written) goes on to decode_index_rest(), from
+ * the start, as a tail call (so that bulki_decode_index keeps nothing
+ * across a call): doc_fast() tries the wider fast shapes and parse_doc()
+ * everything (which also finds and reports any error). Every check here
+ * is one parse_doc() makes; the key and value sums are the bytes spanned
+ * plus 15 a pair (see fast_sizes). What it does not take costs one failed
+ * try: it gives up at the first entity of another shape.
+ */
+static int decode_index_rest(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                             size_t len, size_t *err_off);
+
+__attribute__((noinline)) static int index_common(bulki_index *out, bulki_field *fields, size_t cap,
+                                                  const uint8_t *b, size_t len, size_t *err_off)
+{
+    uint64_t total, nkeys, header, data;
+    size_t pos = 0;
+    /* the sums are checked as soon as they are known (header and data are
+     * below 2^14: no overflow), and the view filled as its parts are, so
+     * that few values stay live */
+    /* the four header varints take at most 8 bytes: with 8 + ROOM_STR16
+     * bytes, none needs a bound of its own */
+    if (fields == NULL || len < 8 + ROOM_STR16 || !varint12_in(b, &pos, &total) ||
+        !varint12_in(b, &pos, &nkeys) || !varint12_in(b, &pos, &header) ||
+        !varint12_in(b, &pos, &data) || nkeys > cap || BULKI_DOC_HDR + header + data != total)
+        goto other;
+    /* (no check of nkeys against the bytes: every pair taken here spans
+     * at least 7 bytes, so too many keys run out of bytes below) */
+    bulki_map *m = &out->map;
+    m->keys_off = pos;
+    m->npairs = nkeys;
+    m->total = total;
+    bulki_field *f = fields, *fe = fields + nkeys;
+    const uint8_t *p = b + pos, *end = b + len;
+    /* no short key spans more than ROOM_STR16 bytes: with the room for
+     * nkeys of them, no short key needs a bound of its own. Any other key
+     * (longer, or too near the end for the short check) takes key_other()'s
+     * bounded check, and the keys after it the bounded loop. */
+    int bounded = ROOM_STR16 * nkeys > len - pos;
+    for (;;) {
+        if (bounded)
+            p = keys_short(p, end - ROOM_STR16, &f, fe);
+        else
+            p = keys_short(p, NULL, &f, fe);
+        if (f == fe)
+            break;
+        size_t plen;
+        const uint8_t *q = key_other_call(p, end, &plen);
+        if (q == NULL)
+            goto other;
+        f->key = (const char *)p + 3;
+        f->key_len = plen - 1;
+        f++;
+        p = q;
+        bounded = 1;
+    }
+    if (fast_sizes((size_t)(p - b) - pos, nkeys) != header)
+        goto other;
+    if ((pos = offset12(b, len, (size_t)(p - b))) == 0)
+        goto other;
+    m->values_off = pos;
+    /* the last position with room for an item (len >= 27: no wrap); an
+     * item there or beyond, and any value of another shape, take
+     * value_other()'s bounded checks */
+    const size_t vlim = len - ROOM_ITEM;
+    for (f = fields; f != fe; f++) {
+        size_t vend;
+        if (LIKELY(pos <= vlim)) {
+            uint32_t w = bulki_load_le32(b + pos) & 0xFFFFFFu;
+            size_t plen = (w & 0xFFu) - BULKI_ENT_HDR;
+            vend = pos + 3 + plen;
+            if (w == bulki_item_hdr[b[pos + 1]]) /* an item: plen <= 8 */
+                goto take;
+            if ((w & 0xFFFF00u) == STR_ITEM_HDR) {
+                if (plen - 1 < 32 && len - pos >= ROOM_STR32 &&
+                    bulki_cstr32_ok(b + pos + 3, plen))
+                    goto take;
+            } else {
+                unsigned fl = bulki_fast_tc[(w >> 8) & 0x3Fu];
+                if ((w & 0x80E080u) == 0x002000u && /* an array; size, count < 128 */
+                    (fl & (BULKI_FAST_OK | BULKI_FAST_BOOL)) == BULKI_FAST_OK &&
+                    (w >> 16) * (fl & BULKI_FAST_WIDTH) == plen && plen <= len - pos - 3)
+                    goto take;
+            }
+        }
+        if ((vend = value_other_call(b, len, pos)) == 0)
+            goto other;
+    take:
+        f->value_off = pos;
+        f->value_end = vend;
+        pos = vend;
+    }
+    if (fast_sizes(pos - m->values_off, nkeys) != data || offset12(b, len, pos) != len)
+        goto other;
+    m->base = b;
+    m->base_len = len;
+    m->offset = 0;
+    m->end = len;
+    m->depth = 1;
+    out->fields = fields;
+    out->n = nkeys;
+    out->next = 0;
+    return 0;
+other: /* the callers' other ways, from the start (a tail call) */
+    return decode_index_rest(out, fields, cap, b, len, err_off);
 }
 
 /* Parse the BULKI at `pos`; fill *out; with fields, also index its first
@@ -625,19 +877,42 @@ static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const
     return 0;
 }
 
-int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
-                       size_t len, size_t *err_off)
+/* bulki_decode_index past index_common: the wider fast shapes
+ * (doc_fast), then the general parser alone (which also finds and reports
+ * every error). Out of line, so that the common case's call saves no
+ * registers. */
+__attribute__((noinline)) static int decode_index_rest(bulki_index *out, bulki_field *fields,
+                                                       size_t cap, const void *buf, size_t len,
+                                                       size_t *err_off)
 {
-    /* the fast function straight away; anything it does not take, the
-     * general parser alone (which also finds and reports every error) */
-    if (out != NULL && buf != NULL && (fields != NULL || cap == 0) &&
-        parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap) && out->map.end == len) {
+    int r;
+    if (out == NULL || buf == NULL || (fields == NULL && cap > 0))
+        return decode_index(out, fields, cap, buf, len, err_off, 0);
+    if (((r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
+         (r < 0 && parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap))) &&
+        out->map.end == len) {
         out->fields = fields;
         out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
         out->next = 0;
         return 0;
     }
     return decode_index(out, fields, cap, buf, len, err_off, 0);
+}
+
+int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                       size_t len, size_t *err_off)
+{
+    /* index_common refuses fields == NULL itself, and hands everything it
+     * does not take to decode_index_rest */
+    if (out != NULL && buf != NULL)
+        return index_common(out, fields, cap, buf, len, err_off);
+    return decode_index_rest(out, fields, cap, buf, len, err_off);
+}
+
+int bulki_decode_index_wide(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
+                            size_t len, size_t *err_off)
+{
+    return decode_index_rest(out, fields, cap, buf, len, err_off);
 }
 
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
@@ -953,6 +1228,15 @@ int bulki_field_elem_u64(uint64_t *out, const bulki_index *ix, const bulki_field
     bulki_ent e;
     int rc = bulki_field_value(&e, ix, f);
     return rc != 0 ? rc : bulki_ent_elem_u64(out, &e, i);
+}
+
+int bulki_field_u64_array(uint64_t *out, size_t n, const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    int rc = bulki_field_value(&e, ix, f);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = bulki_ent_elem_u64(&out[i], &e, i);
+    return rc;
 }
 
 /* Raw element i of a numeric entity: its kind and 64-bit pattern

@@ -56,21 +56,24 @@ const uint8_t bulki_fast_tc[64] = {
 #undef FB
 #undef FS
 
-/* Items only (class 0): entries 32..63 (arrays) and the types without a
- * fixed width (STRING, BOOLEAN's 0/1 check, BULKI, BULKI_ENT) hold none. */
+/* Items only (class 0), by the whole type byte: entries 32..255 (arrays,
+ * invalid classes) and the types without a fixed width (STRING,
+ * BOOLEAN's 0/1 check, BULKI, BULKI_ENT) hold none. */
 #define IH(code, width) ((18u + (width)) | (code) << 8 | 1u << 16)
 #define NH BULKI_NO_HDR
 #define NH8 NH, NH, NH, NH, NH, NH, NH, NH
-const uint32_t bulki_item_hdr[64] = {
+#define NH32 NH8, NH8, NH8, NH8
+const uint32_t bulki_item_hdr[256] = {
     NH,       IH(1, 2),  IH(2, 4),  IH(3, 4),  IH(4, 8),  IH(5, 1),  IH(6, 1),  IH(7, 2),
     IH(8, 2), IH(9, 4),  IH(10, 4), IH(11, 8), IH(12, 8), IH(13, 4), IH(14, 8), IH(15, 1),
     NH,       NH,        IH(18, 8), IH(19, 8), NH,        NH,        NH,        NH,
     NH,       NH,        NH,        NH,        NH,        NH,        NH,        NH,
-    NH8, NH8, NH8, NH8,
+    NH32, NH32, NH32, NH32, NH32, NH32, NH32,
 };
 #undef IH
 #undef NH
 #undef NH8
+#undef NH32
 
 const struct bulki_type_info *bulki_type_info(unsigned code)
 {

@@ -19,7 +19,8 @@
  *     bulki_decode_index agrees with bulki_decode_doc at several index
  *     capacities (same error and offset, same map, fields = the pairs in
  *     order) and with the general parser alone (bulki_decode_index_general,
- *     which skips the fast whole-BULKI function), the inline getters with
+ *     which skips the fast whole-BULKI functions) and with the wider fast
+ *     function alone (bulki_decode_index_wide), the inline getters with
  *     their functions on every indexed value, and bulki_index_get finds
  *     every string key;
  *
@@ -399,25 +400,36 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
         size_t off = SIZE_MAX;
         int irc = bulki_decode_index(&ix, caps[c] ? fields : NULL, caps[c], data, size, &off);
         FZ_CHECK(irc == rc);
-        /* the fast whole-BULKI function answers as the general parser alone */
-        bulki_index gx;
-        bulki_field gfields[NF];
-        size_t goff = SIZE_MAX;
+        /* the fast whole-BULKI functions (the commonest shape's, then the
+         * wider one's; the wider one's alone) answer as the general parser
+         * alone */
+        bulki_index gx, wx;
+        bulki_field gfields[NF], wfields[NF];
+        size_t goff = SIZE_MAX, woff = SIZE_MAX;
         int xrc = bulki_decode_index_general(&gx, caps[c] ? gfields : NULL, caps[c], data, size,
                                              &goff);
-        FZ_CHECK(xrc == irc);
+        int wrc = bulki_decode_index_wide(&wx, caps[c] ? wfields : NULL, caps[c], data, size,
+                                          &woff);
+        FZ_CHECK(xrc == irc && wrc == irc);
         if (rc != 0) {
-            FZ_CHECK(off == err_off && goff == off);
+            FZ_CHECK(off == err_off && goff == off && woff == off);
             continue;
         }
         FZ_CHECK(gx.map.offset == ix.map.offset && gx.map.end == ix.map.end &&
                  gx.map.keys_off == ix.map.keys_off && gx.map.values_off == ix.map.values_off &&
                  gx.map.npairs == ix.map.npairs && gx.map.total == ix.map.total &&
                  gx.map.depth == ix.map.depth && gx.n == ix.n);
+        FZ_CHECK(wx.map.offset == ix.map.offset && wx.map.end == ix.map.end &&
+                 wx.map.keys_off == ix.map.keys_off && wx.map.values_off == ix.map.values_off &&
+                 wx.map.npairs == ix.map.npairs && wx.map.total == ix.map.total &&
+                 wx.map.depth == ix.map.depth && wx.n == ix.n);
         for (size_t j = 0; j < ix.n; j++) {
             FZ_CHECK(gfields[j].key == fields[j].key && gfields[j].key_len == fields[j].key_len);
             FZ_CHECK(gfields[j].value_off == fields[j].value_off &&
                      gfields[j].value_end == fields[j].value_end);
+            FZ_CHECK(wfields[j].key == fields[j].key && wfields[j].key_len == fields[j].key_len &&
+                     wfields[j].value_off == fields[j].value_off &&
+                     wfields[j].value_end == fields[j].value_end);
             /* the view, inline and not; the inline getters give what their
              * functions give, on the view and straight from the pair */
             const bulki_field *ff = &fields[j];
@@ -445,6 +457,16 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
                              (r = bulki_ent_elem_u64(&u2, fv, el)) &&
                          u1 == u2);
                 FZ_CHECK(bulki_field_elem_u64_inline(&u3, &ix, ff, el) == r && u3 == u2);
+            }
+            /* the first n elements at once, as one by one */
+            for (size_t na = 0; na <= 4; na++) {
+                uint64_t a1[4] = {1, 1, 1, 1}, a2[4] = {1, 1, 1, 1}, a3[4] = {1, 1, 1, 1};
+                int ra = bulki_field_u64_array_inline(a1, na, &ix, ff), re = 0;
+                FZ_CHECK(bulki_field_u64_array(a2, na, &ix, ff) == ra);
+                for (size_t el = 0; el < na && re == 0; el++)
+                    re = bulki_field_elem_u64(&a3[el], &ix, ff, el);
+                FZ_CHECK(ra == re && memcmp(a1, a3, sizeof a1) == 0 &&
+                         memcmp(a2, a3, sizeof a2) == 0);
             }
         }
         FZ_CHECK(ix.map.offset == m->offset && ix.map.end == m->end &&

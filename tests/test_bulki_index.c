@@ -98,9 +98,11 @@ static bulki_ent fview(const bulki_index *ix, const bulki_field *f)
     return e;
 }
 
-/* The fast function for a whole BULKI answers exactly as the general
- * parser alone: the same error and offset, or the same map and index. */
-static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
+/* The fast functions for a whole BULKI (the commonest shape's with the
+ * wider one's behind it, and the wider one's alone) answer exactly as the
+ * general parser alone: the same error and offset, or the same map and
+ * index. */
+static void check_one_fast_is_general(const uint8_t *buf, size_t len, size_t cap, int wide)
 {
     bulki_index a, b;
     bulki_field fa[16], fb[16];
@@ -108,7 +110,8 @@ static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
     assert_true(cap <= 16);
     memset(fa, 0, sizeof fa);
     memset(fb, 0, sizeof fb);
-    int ra = bulki_decode_index(&a, fa, cap, buf, len, &oa);
+    int ra = wide ? bulki_decode_index_wide(&a, fa, cap, buf, len, &oa)
+                  : bulki_decode_index(&a, fa, cap, buf, len, &oa);
     int rb = bulki_decode_index_general(&b, fb, cap, buf, len, &ob);
     assert_bulki_rc(ra, rb);
     if (ra != 0) {
@@ -127,6 +130,12 @@ static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
         assert_int_equal(fa[i].value_off, fb[i].value_off);
         assert_int_equal(fa[i].value_end, fb[i].value_end);
     }
+}
+
+static void check_fast_is_general(const uint8_t *buf, size_t len, size_t cap)
+{
+    check_one_fast_is_general(buf, len, cap, 0);
+    check_one_fast_is_general(buf, len, cap, 1);
 }
 
 /* The indexed decode of buf answers exactly as bulki_decode_doc. */
@@ -329,6 +338,24 @@ static void non_string_and_duplicate_keys(void **state)
     assert_int_equal(v, 2);
 }
 
+/* f is no value of ix: the view and every field getter, inline or not,
+ * say BULKI_E_INVAL (under ASan: without reading outside the buffer). */
+static void check_no_value(const bulki_index *ix, const bulki_field *f)
+{
+    bulki_ent e;
+    uint64_t u;
+    int64_t s;
+    const char *str = NULL;
+    size_t slen = 0;
+    assert_bulki_rc(bulki_field_value(&e, ix, f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_value_inline(&e, ix, f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_u64_inline(&u, ix, f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_i64_inline(&s, ix, f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_str_inline(&str, &slen, ix, f), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_elem_u64_inline(&u, ix, f, 0), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_field_u64_array_inline(&u, 1, ix, f), BULKI_E_INVAL);
+}
+
 static void bad_arguments(void **state)
 {
     struct fix *fx = *state;
@@ -373,9 +400,17 @@ static void bad_arguments(void **state)
     f = fields[0];
     assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_OK);
     assert_bulki_rc(bulki_field_str(&(const char *){NULL}, NULL, &ix, &f), BULKI_E_MISMATCH);
+    /* a field that starts before the buffer (its start "wraps" below 0)
+     * and is as long as a value of each getter's type: no getter reads */
+    for (size_t n = 4; n <= 40; n++) {
+        f.value_end = 2;
+        f.value_off = f.value_end - n;
+        check_no_value(&ix, &f);
+    }
     /* after a failed decode the index is empty: no pair is a value */
+    f = fields[0];
     assert_bulki_rc(bulki_decode_index(&ix, fields, 10, rec, len - 1, NULL), BULKI_E_TRUNCATED);
-    assert_bulki_rc(bulki_field_value(&e, &ix, &f), BULKI_E_INVAL);
+    check_no_value(&ix, &f);
 }
 
 /* The reader's fast-path table says for each type byte what the type
@@ -483,15 +518,17 @@ static void check_doc(const uint8_t *buf, size_t len, int valid, const char *wha
 }
 
 /* Every header (size 0..127, every type byte but the nested types, counts
- * 0..4, 8, 127) with three payloads, as a map's key and as its value: the
- * word-at-a-time checks of keys and values accept exactly what the rules
- * accept. */
+ * 0..4, 8, 127) with three payloads, as a map's key and as its value, in
+ * a one-pair map and before and after another pair: the word-at-a-time
+ * checks of keys and values accept exactly what the rules accept. */
 static void fast_paths_follow_the_rules(void **state)
 {
     (void)state;
     static const uint8_t counts[] = {0, 1, 2, 3, 4, 8, 127};
     static const uint8_t k_ok[] = {20, BULKI_T_STRING, 1, 'k', 0};
     static const uint8_t v_ok[] = {22, BULKI_T_INT32, 1, 7, 0, 0, 0};
+    static const uint8_t v_pad[] = {18 + 16, BULKI_T_STRING, 1, 'p', 'p', 'p', 'p', 'p', 'p',
+                                    'p', 'p', 'p', 'p', 'p', 'p', 'p', 'p', 'p', 0};
     uint8_t ent[3 + 128], buf[512];
     for (unsigned size = 0; size < 128; size++)
         for (unsigned tc = 0; tc < 256; tc++) {
@@ -510,16 +547,27 @@ static void fast_paths_follow_the_rules(void **state)
                     if (plen > 1 && pat == 2)
                         ent[3] = 0;
                     int valid = entity_valid((uint8_t)size, (uint8_t)tc, counts[ci], ent + 3);
-                    const uint8_t *k[1] = {ent}, *v[1] = {v_ok};
-                    size_t kl[1] = {3 + plen}, vl[1] = {sizeof v_ok};
-                    size_t len = build_doc(buf, k, kl, v, vl, 1, NULL, NULL);
-                    check_doc(buf, len, valid, "key", size, tc, counts[ci]);
-                    k[0] = k_ok;
-                    kl[0] = sizeof k_ok;
-                    v[0] = ent;
-                    vl[0] = 3 + plen;
-                    len = build_doc(buf, k, kl, v, vl, 1, NULL, NULL);
-                    check_doc(buf, len, valid, "value", size, tc, counts[ci]);
+                    /* alone (a short record), then before and after a
+                     * pair with a 16-byte string (room after it: the
+                     * commonest shape's pass, index_common, sees it) */
+                    for (int with = 0; with < 3; with++) {
+                        size_t t = with == 2, n = with ? 2 : 1;
+                        const uint8_t *k[2] = {k_ok, k_ok}, *v[2] = {v_pad, v_pad};
+                        size_t kl[2] = {sizeof k_ok, sizeof k_ok};
+                        size_t vl[2] = {sizeof v_pad, sizeof v_pad};
+                        k[t] = ent;
+                        kl[t] = 3 + plen;
+                        v[t] = v_ok;
+                        vl[t] = sizeof v_ok;
+                        size_t len = build_doc(buf, k, kl, v, vl, n, NULL, NULL);
+                        check_doc(buf, len, valid, "key", size, tc, counts[ci]);
+                        k[t] = k_ok;
+                        kl[t] = sizeof k_ok;
+                        v[t] = ent;
+                        vl[t] = 3 + plen;
+                        len = build_doc(buf, k, kl, v, vl, n, NULL, NULL);
+                        check_doc(buf, len, valid, "value", size, tc, counts[ci]);
+                    }
                 }
         }
 }
@@ -583,7 +631,7 @@ static void string_checks_find_every_nul(void **state)
 static void item_table_matches_type_table(void **state)
 {
     (void)state;
-    for (unsigned tc = 0; tc < 64; tc++) {
+    for (unsigned tc = 0; tc < 256; tc++) {
         const struct bulki_type_info *ti = bulki_type_info(tc & 0x1F);
         uint32_t want = BULKI_NO_HDR;
         if (tc < 32 && ti != NULL && ti->width > 0 && ti->kind != BULKI_KIND_BOOL)
@@ -734,6 +782,18 @@ static void check_field_inline(const bulki_index *ix, const bulki_field *f)
             assert_bulki_rc(r, bulki_ent_elem_u64(&u3, &b, i));
             assert_int_equal(u2, u3);
         }
+    }
+    /* the first n elements at once: what the elements one by one give */
+    for (size_t n = 0; n <= 5; n++) {
+        uint64_t a1[5] = {7, 7, 7, 7, 7}, a2[5] = {7, 7, 7, 7, 7}, a3[5] = {7, 7, 7, 7, 7};
+        int ra = bulki_field_u64_array_inline(a1, n, ix, f);
+        assert_bulki_rc(ra, bulki_field_u64_array(a2, n, ix, f));
+        int re = rc;
+        for (size_t i = 0; i < n && re == 0; i++)
+            re = bulki_field_elem_u64(&a3[i], ix, f, i);
+        assert_bulki_rc(ra, re);
+        assert_memory_equal(a1, a3, sizeof a1);
+        assert_memory_equal(a2, a3, sizeof a2);
     }
 }
 

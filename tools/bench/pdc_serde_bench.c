@@ -25,6 +25,13 @@
  *              Both name each key with the same field_of() (lengths,
  *              then bytes).
  *
+ * Reading a field: PDC checks the entity's type (and the array's count
+ * and length) and copies the value; pdc-ckpt's decodes from the index use
+ * the typed getters straight from the pair (bulki_field_*_inline; the
+ * 3-element dims array with bulki_field_u64_array_inline, one header
+ * check and three elements, as PDC checks dims once and copies it), the
+ * walks the getters on the view (dims element by element).
+ *
  * Two more lines show pdc-ckpt's API before bulki_decode_index, with no
  * PDC counterpart: by key (walk), bulki_decode_doc + bulki_map_get per
  * field; one pass (next), bulki_decode_doc + a bulki_map_next walk.
@@ -95,10 +102,17 @@ static inline int ck_str(const char **s, size_t *n, struct ck_val v)
 {
     return v.ix ? bulki_field_str_inline(s, n, v.ix, v.f) : bulki_ent_str_inline(s, n, v.e);
 }
-static inline int ck_elem_u64(uint64_t *o, struct ck_val v, uint64_t i)
+/* The first n elements of an array: from a pair, all at once (one
+ * header check, as PDC's reader checks the entity once and copies its
+ * elements); from a view, one by one. */
+static inline int ck_u64_array(uint64_t *o, size_t n, struct ck_val v)
 {
-    return v.ix ? bulki_field_elem_u64_inline(o, v.ix, v.f, i)
-                : bulki_ent_elem_u64_inline(o, v.e, i);
+    int rc = 0;
+    if (v.ix)
+        return bulki_field_u64_array_inline(o, n, v.ix, v.f);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = bulki_ent_elem_u64_inline(&o[i], v.e, i);
+    return rc;
 }
 
 /* Read field f of the record from its value; 0 or a BULKI_E* code. */
@@ -128,9 +142,7 @@ __attribute__((always_inline)) static inline int ck_field(struct bench_record *o
         return 0;
     }
     case F_DIMS:
-        for (uint64_t i = 0; i < 3 && rc == 0; i++)
-            rc = ck_elem_u64(&out->dims[i], e, i);
-        return rc;
+        return ck_u64_array(out->dims, 3, e);
     default: {
         int32_t *dst = f == F_USER_ID ? &out->user_id
                        : f == F_TIME_STEP ? &out->time_step
