@@ -165,23 +165,7 @@ long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 /* keys.c */
 uint64_t ckpt_now_ms(void);
 
-/* tagidx.c: the tag index under its logical keys (namekey . owner). A
- * run of tag-index puts in one write transaction through one cursor
- * (ckpt_tagidx_put_next); end it with ckpt_tagidx_run_end before the
- * transaction ends. */
-enum { TAGIDX_NONAME, TAGIDX_EMPTY, TAGIDX_LAST, TAGIDX_UNKNOWN };
-struct ckpt_tagidx_run {
-    MDB_cursor *cur;
-    int state;                      /* of name[]: TAGIDX_* */
-    size_t nlen;
-    uint8_t name[CKPT_NAMEKEY_MAX]; /* the name key of the last put */
-    uint8_t last[8];                /* TAGIDX_LAST: its largest owner */
-};
-#define CKPT_TAGIDX_RUN_INIT {NULL, TAGIDX_NONAME, 0, {0}, {0}}
-int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r,
-                         const uint8_t *lkey, size_t klen);
-void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r);
-int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen);
+/* tagidx.c: the tag index under its logical keys (namekey . owner). */
 int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
 int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
                      size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);

@@ -59,16 +59,29 @@ static int split(const uint8_t *lkey, size_t klen, MDB_val *k, MDB_val *d)
     return 0;
 }
 
+/* A run of tag-index puts in one write transaction through one cursor
+ * (ckpt_tagidx_put_next: the merge, the format 1 migration); end it with
+ * ckpt_tagidx_run_end before the transaction ends. */
+enum { TAGIDX_NONAME, TAGIDX_EMPTY, TAGIDX_LAST, TAGIDX_UNKNOWN };
+struct ckpt_tagidx_run {
+    MDB_cursor *cur;
+    int state;                      /* of name[]: TAGIDX_* */
+    size_t nlen;
+    uint8_t name[CKPT_NAMEKEY_MAX]; /* the name key of the last put */
+    uint8_t last[8];                /* TAGIDX_LAST: its largest owner */
+};
+#define CKPT_TAGIDX_RUN_INIT {NULL, TAGIDX_NONAME, 0, {0}, {0}}
+
 /* Tag-index puts through one cursor, in any order; fastest in logical key
- * order (name key, then owner), as a commit's sorted kvtag runs give them.
+ * order (name key, then owner), as the merge's sorted entries give them.
  * Owners mostly arrive in ascending order: appending to the name's
  * duplicates (MDB_APPENDDUP) then fills their pages, where a plain insert
  * splits them in half. MDB_APPENDDUP is valid only above the name's last
  * duplicate, which is looked up once per name: while the same name comes
  * again, r remembers its largest owner (nothing else writes that name's
  * duplicates in between). */
-int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r,
-                         const uint8_t *lkey, size_t klen)
+static int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r,
+                                 const uint8_t *lkey, size_t klen)
 {
     MDB_dbi dbi = st->dbi[CKPT_DB_TAG_INDEX];
     MDB_val k, d, ck, cd;
@@ -123,7 +136,7 @@ int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r
     return 0;
 }
 
-void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r)
+static void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r)
 {
     if (r->cur != NULL)
         mdb_cursor_close(r->cur);
@@ -131,7 +144,7 @@ void ckpt_tagidx_run_end(struct ckpt_tagidx_run *r)
     r->state = TAGIDX_NONAME;
 }
 
-int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen)
+static int ckpt_tagidx_del(ckpt_store *st, MDB_txn *txn, const uint8_t *lkey, size_t klen)
 {
     MDB_dbi dbi = st->dbi[CKPT_DB_TAG_INDEX];
     MDB_val k, d;
