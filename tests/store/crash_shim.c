@@ -23,6 +23,8 @@
  *               (sync_file_range makes nothing durable: not a sync point;
  *               the store never writes through a writable map, so msync
  *               is not recorded)
+ *   SHIM_READ   pread of a tracked file (offset only; where the store reads
+ *               LMDB's meta page to take a sync's snapshot)
  *   SHIM_MARK   shim_mark(value, text) called by the workload
  * Records are appended under one mutex, so their order is the order in
  * which the calls were made (a SYNC_END comes after the syscall returned).
@@ -66,6 +68,7 @@ static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 static int (*real_sync_file_range)(int, off_t, off_t, unsigned);
 static int (*real_close)(int);
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
 static int (*real_open)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
 
@@ -97,6 +100,7 @@ static void setup(void)
     real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
     real_sync_file_range = dlsym(RTLD_NEXT, "sync_file_range");
     real_close = dlsym(RTLD_NEXT, "close");
+    real_pread = dlsym(RTLD_NEXT, "pread");
     real_open = dlsym(RTLD_NEXT, "open");
     real_openat = dlsym(RTLD_NEXT, "openat");
     const char *d = getenv("CKPT_SHIM_DIR"), *l = getenv("CKPT_SHIM_LOG");
@@ -342,6 +346,23 @@ int sync_file_range(int fd, off_t off, off_t n, unsigned flags)
     setup();
     return real_sync_file_range(fd, off, n, flags);
 }
+
+/* pread of a tracked file: logged (no payload), for the checker to see
+ * when the store read its meta page (where a sync takes its snapshot) */
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    setup();
+    if (!tracked(fd))
+        return real_pread(fd, buf, n, off);
+    pthread_mutex_lock(&mu);
+    ssize_t got = real_pread(fd, buf, n, off);
+    int e = errno;
+    emit(SHIM_READ, (uint32_t)fd_file[fd] - 1, (uint64_t)off, NULL, 0);
+    pthread_mutex_unlock(&mu);
+    errno = e;
+    return got;
+}
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
 
 /* Called by the workload (found with dlsym): a marker in the log. */
 void shim_mark(uint64_t value, const char *text);

@@ -16,8 +16,9 @@ enum shim_type {
     SHIM_SYNC_BEGIN = 4, /* file */
     SHIM_SYNC_END = 5,   /* file: the sync returned 0 */
     SHIM_MARK = 6,       /* off: a value, payload: text (the workload's marker) */
-    SHIM_WRITE_DURABLE = 7 /* as SHIM_WRITE, through an O_DSYNC/O_SYNC descriptor:
+    SHIM_WRITE_DURABLE = 7, /* as SHIM_WRITE, through an O_DSYNC/O_SYNC descriptor:
                             * durable when it returned (that range only) */
+    SHIM_READ = 8          /* pread of a tracked file: file, off, len (no payload) */
 };
 
 struct shim_rec {

@@ -23,11 +23,14 @@
  *   - hold exactly the content of a committed prefix of the mutation
  *     stream (the model, powerloss_model.c), M mutations, where M is one
  *     of the commit points and no older than the last completed sync:
- *     "commit M" marked before a sync began that returned before the crash
- *     point (the sync that completes the store's sync: in sync mode LMDB's
- *     O_DSYNC meta write, else the last fdatasync of the sync step, on the
- *     sync record file rank-0/synced.rec when there is one, on data.mdb
- *     when there is none), or a completed close;
+ *     a completed close (marked "closed" after it returned), or a sync
+ *     whose last barrier returned before the crash point, covering the
+ *     commits marked before its snapshot: in sync mode LMDB's O_DSYNC
+ *     meta write; in the fast modes the fdatasync of the sync record
+ *     rank-0/synced.rec, whose snapshot is taken where the store preads
+ *     LMDB's meta page (an END is paired with the oldest unpaired pread,
+ *     the weaker claim); without a sync record (the store before it
+ *     existed) the fdatasync of data.mdb and the commits before it began;
  *   - close again, and pass `ckpt-inspect verify`;
  *   - never die by a signal (a child process opens each image).
  * IMAGES images in all (split over the workloads). Prints a summary; exit
@@ -215,8 +218,8 @@ static void bounds(const struct logf *L, int mode, size_t c, int64_t *lo, int64_
     int sf = mode == CKPT_SYNC_EVERY ? -1 : file_named(L, "rank-0/synced.rec");
     int df = file_named(L, "rank-0/data.mdb");
     int cf = sf >= 0 ? sf : df;
-    int64_t last_commit = -1, pending[4096];
-    size_t np = 0, head = 0;
+    int64_t last_commit = -1, pending[4096], snap[4096];
+    size_t np = 0, head = 0, ns = 0, shead = 0;
     *lo = -1;
     *hi = 0;
     for (size_t i = 0; i < c; i++) {
@@ -227,8 +230,10 @@ static void bounds(const struct logf *L, int mode, size_t c, int64_t *lo, int64_
             *hi = (int64_t)r->h.off;
         else if (is_mark(r, "closed") && (int64_t)r->h.off > *lo)
             *lo = (int64_t)r->h.off;
+        else if (cf == sf && r->h.file == (uint32_t)df && r->h.type == SHIM_READ && ns < 4096)
+            snap[ns++] = last_commit;
         else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_SYNC_BEGIN && np < 4096)
-            pending[np++] = last_commit;
+            pending[np++] = cf != sf ? last_commit : shead < ns ? snap[shead++] : -1;
         else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_SYNC_END && head < np) {
             if (pending[head] > *lo)
                 *lo = pending[head];
@@ -278,8 +283,10 @@ static void fb_write(struct filebuf *b, uint64_t off, const uint8_t *d, size_t n
 static const char *const variant_name[] = {"durable only", "all", "half", "torn sectors",
                                            "a prefix", "small first"};
 
-/* Build the image of crash point c, variant v, in dir/: the files of the
- * log except LMDB's lock file and the lock files. */
+/* Build the image of crash point c, variant v, in dir/ (the workload's
+ * own root: each file is rewritten in place, so it keeps its inode, as a
+ * file does across a power loss): the files of the log except LMDB's lock
+ * file (removed: LMDB makes a new one) and the lock files. */
 static int build_image(const struct logf *L, size_t c, int v, const char *dir)
 {
     struct filebuf fb[64];
@@ -340,8 +347,11 @@ static int build_image(const struct logf *L, size_t c, int v, const char *dir)
     for (int f = 0; f < L->nfile; f++) {
         const char *name = L->file[f];
         size_t nl = strlen(name);
-        if (nl >= 8 && strcmp(name + nl - 8, "lock.mdb") == 0)
+        if (nl >= 8 && strcmp(name + nl - 8, "lock.mdb") == 0) {
+            snprintf(p, sizeof p, "%s/%s", dir, name);
+            unlink(p);
             continue;
+        }
         if (nl >= 5 && strcmp(name + nl - 5, ".lock") == 0)
             continue;
         snprintf(p, sizeof p, "%s/%s", dir, name);
@@ -515,7 +525,7 @@ static int run_workload(const struct workload *w, unsigned images)
              (unsigned long long)w->seed, w->n, w->k, w->sessions);
     snprintf(root, sizeof root, "%s/w", tmp);
     snprintf(logp, sizeof logp, "%s/log", tmp);
-    snprintf(img, sizeof img, "%s/img", tmp);
+    snprintf(img, sizeof img, "%s/w", tmp); /* images in place (inodes kept) */
     rmtree(root);
     unlink(logp);
     mkdir(root, 0700);
@@ -567,7 +577,6 @@ static int run_workload(const struct workload *w, unsigned images)
         if (c > L.n)
             c = L.n;
         int variant = (int)(rnd() % 6);
-        rmtree(img);
         if (build_image(&L, c, variant, img) != 0) {
             fprintf(stderr, "FAIL %s: cannot write the image\n", wname);
             total_fail++;
