@@ -12,7 +12,9 @@
  *     gap, and the store is the synced state;
  *   - sync mode: every commit is durable, nothing is rolled back;
  *   - a fast-mode crash recovered by a sync-mode writer, whose commits a
- *     later restart keeps.
+ *     later restart keeps;
+ *   - a machine crash right after a restart: back to the last close, the
+ *     ids handed out by the restarted writer are not handed out again.
  */
 #include "store_test_util.h"
 
@@ -165,6 +167,44 @@ static void test_fast_crash_recovered_in_sync_mode(void **state)
     unsetenv("PDC_CKPT_TEST_BOOT_ID");
 }
 
+/* A machine crash right after a restart (an open that handed out ids and
+ * committed nothing of its own): the store comes back to the last close,
+ * and the ids skip the gap all the same. */
+static void test_machine_crash_right_after_a_restart(void **state)
+{
+    const char *root = stu_dir(state);
+    int pfd[2];
+    uint64_t id = 0;
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+        ckpt_store *st;
+        close(pfd[0]);
+        if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(st, &id) != 0 ||
+            write(pfd[1], &id, sizeof id) != (ssize_t)sizeof id)
+            _exit(20);
+        _exit(0);
+    }
+    close(pfd[1]);
+    assert_int_equal(read(pfd[0], &id, sizeof id), (ssize_t)sizeof id);
+    close(pfd[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    ckpt_store *st = stu_open(&o);
+    assert_holds(st, 10);
+    uint64_t next = 0;
+    stu_assert_rc(ckpt_store_next_id(st, &next), 0, st);
+    assert_true(next > id);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
 /* A clean close is the last sync: nothing to roll back after a restart. */
 static void test_clean_close_survives_a_restart(void **state)
 {
@@ -189,6 +229,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fast_crash_recovered_in_sync_mode, stu_setup,
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_clean_close_survives_a_restart, stu_setup,
+                                        stu_teardown),
+        cmocka_unit_test_setup_teardown(test_machine_crash_right_after_a_restart, stu_setup,
                                         stu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
