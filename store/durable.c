@@ -201,7 +201,9 @@ static int recover(ckpt_store *st, const char *data)
     snprintf(path, sizeof path, "%s/%s", st->path, DUR_FILE);
     memset(buf, 0, sizeof buf);
     int fd = open(path, (rdonly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0600);
-    if (fd < 0 && (!rdonly || errno != ENOENT))
+    /* a reader that cannot read it reads the store as it is (as before
+     * there was a record) */
+    if (fd < 0 && !rdonly)
         return ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s: cannot open the sync record",
                            path);
     if (fd >= 0 && pread(fd, buf, sizeof buf, 0) < 0) {
