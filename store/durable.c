@@ -189,14 +189,89 @@ static int write_slot(int fd, uint8_t *s, off_t off)
     return n < 0 ? errno : EIO;
 }
 
-static int recover(ckpt_store *st, const char *data)
+/* The record of snapshot txnid (its LMDB meta, or NULL with REC_ORDERED)
+ * into the older slot, synced. Under d->mu, or before any other thread
+ * exists. */
+static int write_record(ckpt_store *st, uint64_t txnid, const uint8_t *meta, uint32_t flags,
+                        uint32_t psize)
+{
+    struct ckpt_durable *d = &st->dur;
+    uint8_t s[SLOT];
+    struct stat ds;
+    char data[4200];
+    snprintf(data, sizeof data, "%s/data.mdb", st->path);
+    if (stat(data, &ds) != 0)
+        return errno;
+    memset(s, 0, sizeof s);
+    memcpy(s, REC_MAGIC, 8);
+    put64(s + R_SEQ, d->seq + 1);
+    put64(s + R_TXNID, txnid);
+    put64(s + R_INO, (uint64_t)ds.st_ino);
+    put32(s + R_PSIZE, psize);
+    put32(s + R_FLAGS, flags);
+    if (meta)
+        memcpy(s + R_META, meta, CKPT_DUR_META);
+    int rc = write_slot(d->fd, s, (off_t)(((d->seq + 1) & 1) * SLOT));
+    if (rc == 0 && fdatasync(d->fd) != 0)
+        rc = errno;
+    if (rc == 0) {
+        d->seq++;
+        d->txnid = txnid;
+        d->flags = flags;
+        d->have = 1;
+    }
+    return rc;
+}
+
+/* Both LMDB metas of data.mdb (dfd), page size *psize (0: read it from
+ * page 0's meta). *newest: 0 or 1, -1 if neither is valid. */
+static void read_metas(int dfd, uint32_t *psize, uint8_t meta[2][PAGEHDR + CKPT_DUR_META],
+                       int *newest)
+{
+    *newest = -1;
+    memset(meta, 0, 2 * (PAGEHDR + CKPT_DUR_META));
+    if (*psize == 0) {
+        if (pread(dfd, meta[0], PAGEHDR + CKPT_DUR_META, 0) != (ssize_t)(PAGEHDR + CKPT_DUR_META) ||
+            !meta_ok(meta[0] + PAGEHDR))
+            return;
+        *psize = get32(meta[0] + PAGEHDR + M_PSIZE);
+        if (*psize < 512 || *psize > (1u << 16))
+            return;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (pread(dfd, meta[i], PAGEHDR + CKPT_DUR_META, (off_t)i * *psize) !=
+                (ssize_t)(PAGEHDR + CKPT_DUR_META) ||
+            !meta_ok(meta[i] + PAGEHDR))
+            continue;
+        if (*newest < 0 ||
+            get64(meta[i] + PAGEHDR + M_TXNID) > get64(meta[*newest] + PAGEHDR + M_TXNID))
+            *newest = i;
+    }
+}
+
+/* A writer records the file's state before LMDB's first write transaction
+ * when there is no record of it to keep (a store of an earlier build, a
+ * copy, a store last written in sync mode, commits a process crash left on
+ * this boot): fdatasync data.mdb, then the record of its newest snapshot
+ * (in sync mode: ORDERED), synced. The record's snapshot is then the
+ * newest, which the pin taken after the open covers. */
+static int establish(ckpt_store *st, int dfd, const uint8_t *meta, uint32_t psize)
+{
+    const int fast = st->opts.sync_mode != CKPT_SYNC_EVERY;
+    if (fdatasync(dfd) != 0)
+        return errno;
+    return write_record(st, get64(meta + M_TXNID), fast ? meta : NULL, fast ? 0 : REC_ORDERED,
+                        psize);
+}
+
+int ckpt_durable_recover(ckpt_store *st, const char *data)
 {
     struct ckpt_durable *d = &st->dur;
     const int rdonly = st->opts.readonly, fast = st->opts.sync_mode != CKPT_SYNC_EVERY;
     uint8_t buf[3 * SLOT], rec[SLOT], meta[2][PAGEHDR + CKPT_DUR_META];
     char path[4200], boot[BOOT_ID_LEN];
     struct stat ds;
-    int have = 0;
+    int have = 0, rc = 0, newest;
 
     snprintf(path, sizeof path, "%s/%s", st->path, DUR_FILE);
     memset(buf, 0, sizeof buf);
@@ -217,65 +292,65 @@ static int recover(ckpt_store *st, const char *data)
         close(fd);
     /* the newest valid record */
     for (int i = 0; i < 2; i++) {
-        const uint8_t *s = buf + i * SLOT;
-        if (slot_ok(s, REC_MAGIC) && (!have || get64(s + R_SEQ) > get64(rec + R_SEQ))) {
-            memcpy(rec, s, SLOT);
+        const uint8_t *sl = buf + i * SLOT;
+        if (slot_ok(sl, REC_MAGIC) && (!have || get64(sl + R_SEQ) > get64(rec + R_SEQ))) {
+            memcpy(rec, sl, SLOT);
             have = 1;
         }
     }
-    if (have) {
-        d->seq = get64(rec + R_SEQ);
+    if (have)
+        d->seq = get64(rec + R_SEQ); /* the next record goes to the other slot */
+    if (stat(data, &ds) != 0 || ds.st_size == 0) {
+        /* a new store: a writer records it once LMDB has created it */
+        d->sync_at_open = !rdonly;
+        return 0;
+    }
+    const int mine = have && get64(rec + R_INO) == (uint64_t)ds.st_ino;
+    if (mine) {
         d->txnid = get64(rec + R_TXNID);
         d->flags = get32(rec + R_FLAGS);
         d->have = 1;
     }
-    boot_id(boot);
-    int same_boot = boot[0] && slot_ok(buf + BOOT_OFF, BOOT_MAGIC) &&
-                    memcmp(buf + BOOT_OFF + BOOT_ID, boot, BOOT_ID_LEN) == 0;
-
-    if (stat(data, &ds) != 0 || ds.st_size == 0) {
-        /* a new store (or none): establish a record once it exists */
-        d->sync_at_open = !rdonly;
-        return 0;
-    }
-    if (!have || (d->flags & REC_ORDERED) || get64(rec + R_INO) != (uint64_t)ds.st_ino) {
-        /* Nothing recorded for this file (a store of an earlier build, a
-         * copy, a store written in sync mode): nothing to roll back to.
-         * A writer in a fast mode records its state at open. */
-        d->have = have && get64(rec + R_INO) == (uint64_t)ds.st_ino;
-        d->sync_at_open = !rdonly && fast;
-        return 0;
-    }
-    const uint32_t psize = get32(rec + R_PSIZE);
-    const uint8_t *rmeta = rec + R_META;
+    if (rdonly && (!mine || (d->flags & REC_ORDERED)))
+        return 0; /* nothing recorded to roll back to, or nothing to roll back */
     int dfd = open(data, (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     if (dfd < 0)
         return ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s: cannot open it%s", data,
                            rdonly ? "" : " for writing");
-    int newest = -1;
-    for (int i = 0; i < 2; i++) {
-        memset(meta[i], 0, sizeof meta[i]);
-        if (pread(dfd, meta[i], sizeof meta[i], (off_t)i * psize) != (ssize_t)sizeof meta[i] ||
-            !meta_ok(meta[i] + PAGEHDR))
-            continue;
-        if (newest < 0 || get64(meta[i] + PAGEHDR + M_TXNID) > get64(meta[newest] + PAGEHDR + M_TXNID))
-            newest = i;
+    uint32_t psize = mine ? get32(rec + R_PSIZE) : 0;
+    read_metas(dfd, &psize, meta, &newest);
+    const uint8_t *nmeta = newest >= 0 ? meta[newest] + PAGEHDR : NULL;
+    if (!mine || (d->flags & REC_ORDERED)) {
+        /* Nothing recorded for this file (a store of an earlier build, a
+         * copy: another inode) or a store written in sync mode, whose
+         * metas all point at durable pages: nothing to roll back. A writer
+         * records the state before it writes (in sync mode only over no
+         * record). */
+        if (!rdonly && nmeta && (fast || !mine))
+            rc = establish(st, dfd, nmeta, psize);
+        goto out;
     }
-    if (newest >= 0 && get64(meta[newest] + PAGEHDR + M_TXNID) == d->txnid &&
-        memcmp(meta[newest] + PAGEHDR, rmeta, CKPT_DUR_META) == 0) {
-        close(dfd); /* the last sync's state: nothing since, or a clean close */
-        return 0;
+    const uint8_t *rmeta = rec + R_META;
+    if (nmeta && get64(nmeta + M_TXNID) == d->txnid && memcmp(nmeta, rmeta, CKPT_DUR_META) == 0) {
+        /* the last sync's state: nothing since, or a clean close */
+        if (!rdonly && !fast)
+            rc = establish(st, dfd, nmeta, psize); /* into sync mode: ORDERED */
+        goto out;
     }
+    boot_id(boot);
+    int same_boot = boot[0] && slot_ok(buf + BOOT_OFF, BOOT_MAGIC) &&
+                    memcmp(buf + BOOT_OFF + BOOT_ID, boot, BOOT_ID_LEN) == 0;
     if (same_boot || (rdonly && live_writer(st->path))) {
         /* The machine did not restart since the last writer wrote (or it
-         * is still writing): every commit is in the page cache. A writer
-         * syncs and records before its first commit (the pin it takes is
-         * on the newest snapshot, which keeps only the one before it). */
-        close(dfd);
-        d->sync_at_open = !rdonly;
-        return 0;
+         * is still writing): every commit is in the page cache, nothing is
+         * rolled back. A writer makes that state durable and records it
+         * before its first commit: the pin it takes covers the newest
+         * snapshot, not an older recorded one. */
+        if (!rdonly && nmeta)
+            rc = establish(st, dfd, nmeta, psize);
+        goto out;
     }
-    unsigned long long from = newest >= 0 ? (unsigned long long)get64(meta[newest] + PAGEHDR + M_TXNID) : 0;
+    unsigned long long from = nmeta ? (unsigned long long)get64(nmeta + M_TXNID) : 0;
     if (rdonly) {
         close(dfd);
         return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: not closed before the machine restarted: "
@@ -287,67 +362,30 @@ static int recover(ckpt_store *st, const char *data)
     /* Roll back: the recorded meta into both meta pages (each with its
      * page header: page number, P_META), so that LMDB opens the recorded
      * snapshot, whose pages the pin kept intact. */
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && rc == 0; i++) {
         uint8_t pg[PAGEHDR + CKPT_DUR_META];
         memset(pg, 0, sizeof pg);
         put64(pg, (uint64_t)i);            /* mp_pgno */
         pg[10] = 0x08;                     /* mp_flags = P_META (little-endian u16 at 10) */
         memcpy(pg + PAGEHDR, rmeta, CKPT_DUR_META);
-        if (pwrite(dfd, pg, sizeof pg, (off_t)i * psize) != (ssize_t)sizeof pg) {
-            int e = errno ? errno : EIO;
-            close(dfd);
-            return ckpt_seterr(NULL, ckpt_map_lmdb(e), e, "%s: rolling back to the last synced "
-                               "state (transaction %llu) failed", data, (unsigned long long)d->txnid);
-        }
+        if (pwrite(dfd, pg, sizeof pg, (off_t)i * psize) != (ssize_t)sizeof pg)
+            rc = errno ? errno : EIO;
     }
-    close(dfd);
+    if (rc) {
+        close(dfd);
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: rolling back to the last synced "
+                           "state (transaction %llu) failed", data, (unsigned long long)d->txnid);
+    }
     d->rolled_back = 1;
     d->rolled_from = from;
+    if (!fast)
+        rc = establish(st, dfd, rmeta, psize); /* into sync mode: the roll-back durable, ORDERED */
+out:
+    close(dfd);
+    if (rc)
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: recording the synced state before "
+                           "the first write (sync record %s)", data, DUR_FILE);
     return 0;
-}
-
-int ckpt_durable_recover(ckpt_store *st, const char *data)
-{
-    struct ckpt_durable *d = &st->dur;
-    int rc = recover(st, data);
-    /* a writer in sync mode makes sure the record says ORDERED before its
-     * first commit (its commits are durable as LMDB orders them: a record
-     * of an older snapshot must not roll them back) */
-    if (rc == 0 && !st->opts.readonly && st->opts.sync_mode == CKPT_SYNC_EVERY &&
-        !(d->have && (d->flags & REC_ORDERED)))
-        d->sync_at_open = 1;
-    return rc;
-}
-
-/* The record of snapshot t->txnid into the older slot, synced. Under d->mu. */
-static int write_record(ckpt_store *st, uint64_t txnid, const uint8_t *meta, uint32_t flags)
-{
-    struct ckpt_durable *d = &st->dur;
-    uint8_t s[SLOT];
-    struct stat ds;
-    char data[4200];
-    snprintf(data, sizeof data, "%s/data.mdb", st->path);
-    if (stat(data, &ds) != 0)
-        return errno;
-    memset(s, 0, sizeof s);
-    memcpy(s, REC_MAGIC, 8);
-    put64(s + R_SEQ, d->seq + 1);
-    put64(s + R_TXNID, txnid);
-    put64(s + R_INO, (uint64_t)ds.st_ino);
-    put32(s + R_PSIZE, st->psize);
-    put32(s + R_FLAGS, flags);
-    if (meta)
-        memcpy(s + R_META, meta, CKPT_DUR_META);
-    int rc = write_slot(d->fd, s, (off_t)(((d->seq + 1) & 1) * SLOT));
-    if (rc == 0 && fdatasync(d->fd) != 0)
-        rc = errno;
-    if (rc == 0) {
-        d->seq++;
-        d->txnid = txnid;
-        d->flags = flags;
-        d->have = 1;
-    }
-    return rc;
 }
 
 int ckpt_durable_begin(ckpt_store *st, struct ckpt_durable_tok *t)
@@ -398,7 +436,7 @@ int ckpt_durable_end(ckpt_store *st, struct ckpt_durable_tok *t)
                 d->pin = t->pin;
                 drop = NULL;
             }
-        } else if ((rc = write_record(st, t->txnid, t->meta, 0)) == 0) {
+        } else if ((rc = write_record(st, t->txnid, t->meta, 0, st->psize)) == 0) {
             drop = d->pin;
             d->pin = t->pin;
         }
@@ -424,7 +462,7 @@ int ckpt_durable_opened(ckpt_store *st)
                 MDB_envinfo ei;
                 mdb_env_info(st->env, &ei);
                 pthread_mutex_lock(&d->mu);
-                rc = write_record(st, ei.me_last_txnid, NULL, REC_ORDERED);
+                rc = write_record(st, ei.me_last_txnid, NULL, REC_ORDERED, st->psize);
                 pthread_mutex_unlock(&d->mu);
             }
         }

@@ -14,7 +14,9 @@
  *   - a fast-mode crash recovered by a sync-mode writer, whose commits a
  *     later restart keeps;
  *   - a machine crash right after a restart: back to the last close, the
- *     ids handed out by the restarted writer are not handed out again.
+ *     ids handed out by the restarted writer are not handed out again;
+ *   - a restart after a process crash records the commits it found, so a
+ *     machine crash later comes back to them.
  */
 #include "store_test_util.h"
 
@@ -205,6 +207,23 @@ static void test_machine_crash_right_after_a_restart(void **state)
     unsetenv("PDC_CKPT_TEST_BOOT_ID");
 }
 
+/* A process crash leaves commits newer than the record; the restart on
+ * the same boot keeps them and records them before its first write, so a
+ * machine crash after it comes back to them, not to the older record. */
+static void test_restart_after_a_process_crash_records_its_state(void **state)
+{
+    const char *root = stu_dir(state);
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    crash_after_commit(root, CKPT_SYNC_CLOSE, 10, 20);  /* process crash */
+    crash_after_commit(root, CKPT_SYNC_CLOSE, 20, 25);  /* restart, then a machine crash */
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    ckpt_store *st = stu_open(&o);
+    assert_holds(st, 20);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
 /* A clean close is the last sync: nothing to roll back after a restart. */
 static void test_clean_close_survives_a_restart(void **state)
 {
@@ -232,6 +251,8 @@ int main(void)
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_machine_crash_right_after_a_restart, stu_setup,
                                         stu_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_its_state,
+                                        stu_setup, stu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
