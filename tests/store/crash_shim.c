@@ -17,7 +17,8 @@
  *               (a vectored write is one record per contiguous piece)
  *   SHIM_TRUNC  ftruncate to off bytes
  *   SHIM_SYNC_BEGIN / SHIM_SYNC_END  fsync/fdatasync of a tracked file
- *               began / returned successfully
+ *               began / returned (off: the calling thread's id, which pairs
+ *               the two when syncs overlap; an END with off 0 failed)
  *   SHIM_WRITE_DURABLE  a write through a descriptor opened O_SYNC or
  *               O_DSYNC: durable once logged (that write only)
  *               (sync_file_range makes nothing durable: not a sync point;
@@ -313,16 +314,15 @@ static int do_sync(int fd, int (*fn)(int))
     if (!tracked(fd))
         return fn(fd);
     uint32_t id = (uint32_t)fd_file[fd] - 1;
+    uint64_t tid = (uint64_t)syscall(SYS_gettid); /* pairs END with its BEGIN */
     pthread_mutex_lock(&mu);
-    emit(SHIM_SYNC_BEGIN, id, 0, NULL, 0);
+    emit(SHIM_SYNC_BEGIN, id, tid, NULL, 0);
     pthread_mutex_unlock(&mu);
     int rc = fn(fd);
     int e = errno;
-    if (rc == 0) {
-        pthread_mutex_lock(&mu);
-        emit(SHIM_SYNC_END, id, 0, NULL, 0);
-        pthread_mutex_unlock(&mu);
-    }
+    pthread_mutex_lock(&mu);
+    emit(SHIM_SYNC_END, id, rc == 0 ? tid : 0, NULL, 0);
+    pthread_mutex_unlock(&mu);
     errno = e;
     return rc;
 }

@@ -13,8 +13,8 @@ enum shim_type {
     SHIM_FILE = 1,       /* file id, payload: its path below the directory (NUL-terminated) */
     SHIM_WRITE = 2,      /* file, off, payload: the bytes written there */
     SHIM_TRUNC = 3,      /* file, off: the new size */
-    SHIM_SYNC_BEGIN = 4, /* file */
-    SHIM_SYNC_END = 5,   /* file: the sync returned 0 */
+    SHIM_SYNC_BEGIN = 4, /* file, off: the thread's id */
+    SHIM_SYNC_END = 5,   /* file, off: the thread's id if the sync returned 0, else 0 */
     SHIM_MARK = 6,       /* off: a value, payload: text (the workload's marker) */
     SHIM_WRITE_DURABLE = 7, /* as SHIM_WRITE, through an O_DSYNC/O_SYNC descriptor:
                             * durable when it returned (that range only) */

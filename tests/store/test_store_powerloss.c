@@ -150,23 +150,28 @@ static int load_log(struct logf *L, const char *path)
         L->r[L->n++] = r;
     }
     /* durability: a sync of file f that began at b and returned at e (an
-     * END is paired with the oldest outstanding BEGIN of its file, which
-     * is the weaker claim when two syncs overlap) makes every write to f
-     * before b durable at crash points > e */
+     * END is paired with the BEGIN of the same thread: syncs of two
+     * threads overlap) makes every write to f before b durable at crash
+     * points > e */
     L->durable_at = malloc(L->n * sizeof *L->durable_at);
     int64_t *pair_end = malloc(L->n * sizeof *pair_end);
     size_t *open_b = malloc(L->n * sizeof *open_b);
     for (size_t i = 0; i < L->n; i++)
         pair_end[i] = INT64_MAX;
     for (int f = 0; f < L->nfile; f++) {
-        size_t nb = 0, head = 0;
+        size_t nb = 0;
         for (size_t i = 0; i < L->n; i++) {
             if (L->r[i].h.file != (uint32_t)f)
                 continue;
             if (L->r[i].h.type == SHIM_SYNC_BEGIN)
                 open_b[nb++] = i;
-            else if (L->r[i].h.type == SHIM_SYNC_END && head < nb)
-                pair_end[open_b[head++]] = (int64_t)i;
+            else if (L->r[i].h.type == SHIM_SYNC_END && L->r[i].h.off != 0)
+                for (size_t j = nb; j-- > 0;)
+                    if (open_b[j] != SIZE_MAX && L->r[open_b[j]].h.off == L->r[i].h.off) {
+                        pair_end[open_b[j]] = (int64_t)i;
+                        open_b[j] = SIZE_MAX;
+                        break;
+                    }
         }
         /* backwards: the earliest end of a sync beginning after i */
         int64_t best = INT64_MAX;
@@ -219,7 +224,8 @@ static void bounds(const struct logf *L, int mode, size_t c, int64_t *lo, int64_
     int df = file_named(L, "rank-0/data.mdb");
     int cf = sf >= 0 ? sf : df;
     int64_t last_commit = -1, pending[4096], snap[4096];
-    size_t np = 0, head = 0, ns = 0, shead = 0;
+    uint64_t ptid[4096];
+    size_t np = 0, ns = 0, shead = 0;
     *lo = -1;
     *hi = 0;
     for (size_t i = 0; i < c; i++) {
@@ -232,12 +238,17 @@ static void bounds(const struct logf *L, int mode, size_t c, int64_t *lo, int64_
             *lo = (int64_t)r->h.off;
         else if (cf == sf && r->h.file == (uint32_t)df && r->h.type == SHIM_READ && ns < 4096)
             snap[ns++] = last_commit;
-        else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_SYNC_BEGIN && np < 4096)
+        else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_SYNC_BEGIN && np < 4096) {
+            ptid[np] = r->h.off;
             pending[np++] = cf != sf ? last_commit : shead < ns ? snap[shead++] : -1;
-        else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_SYNC_END && head < np) {
-            if (pending[head] > *lo)
-                *lo = pending[head];
-            head++;
+        } else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_SYNC_END && r->h.off != 0) {
+            for (size_t j = np; j-- > 0;)
+                if (ptid[j] == r->h.off) {
+                    if (pending[j] > *lo)
+                        *lo = pending[j];
+                    ptid[j] = 0;
+                    break;
+                }
         } else if (r->h.file == (uint32_t)cf && r->h.type == SHIM_WRITE_DURABLE &&
                    last_commit > *lo) {
             *lo = last_commit;
@@ -568,7 +579,8 @@ static int run_workload(const struct workload *w, unsigned images)
         if (L.r[i].h.type == SHIM_SYNC_END)
             ends[ne++] = i + 1;
     unsigned fails = 0;
-    for (unsigned i = 0; i < images; i++) {
+    const int stop = getenv("CKPT_POWERLOSS_STOP") != NULL; /* keep the first failing image */
+    for (unsigned i = 0; i < images && !(stop && fails); i++) {
         size_t c;
         if ((i & 1) && ne)
             c = ends[rnd() % ne] + (size_t)(rnd() % 3);
@@ -628,8 +640,15 @@ int main(int argc, char **argv)
     const struct workload *ws = images >= 1000 ? longw : shortw;
     size_t nw = images >= 1000 ? sizeof longw / sizeof longw[0] : sizeof shortw / sizeof shortw[0];
     printf("seed %llu (CKPT_POWERLOSS_SEED)\n", (unsigned long long)seed);
+    /* CKPT_POWERLOSS_ONLY=i: only workload i of the list (all the images) */
+    const char *only = getenv("CKPT_POWERLOSS_ONLY");
     for (size_t i = 0; i < nw; i++) {
         unsigned share = images / (unsigned)nw + (i < images % nw);
+        if (only) {
+            if ((size_t)atoi(only) != i)
+                continue;
+            share = images;
+        }
         run_workload(&ws[i], share);
     }
     printf("%llu crash images: %llu failed; the reader refused %llu (needs a restart first), the "
