@@ -172,7 +172,8 @@ static int no_ranks_at_all(const char *root)
 
 /* Whether root holds exactly rank-0 .. rank-(n-1), each with its
  * data.mdb, and no rank directory beyond: the layout of an n-rank store,
- * read from the directory alone. A map restart on that many ranks then
+ * read from the directory alone (not with a shared copy: node-local roots
+ * hold a store's ranks only in part). A map restart on that many ranks then
  * opens each environment once, for writing (the open checks that its meta
  * says rank r of n, CKPT_E_MISMATCH otherwise), instead of opening rank 0
  * read-only first to learn the count. */
@@ -671,7 +672,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
         rc = ckpt_root_lock(&lockfd, o->store_root);
         if (rc == 0)
             rc = recover(o->store_root, me, &what);
-        if (rc == 0 && what == 0 && layout_of(o->store_root, size)) {
+        if (rc == 0 && what == 0 && !o->shared_root && layout_of(o->store_root, size)) {
             /* the same rank count: nothing to re-home, no read-only open */
             info[0] = size;
             rc = ckpt_root_check(o->store_root, size);
