@@ -170,6 +170,38 @@ static int no_ranks_at_all(const char *root)
                       "incomplete", root, found);
 }
 
+/* Whether root holds exactly rank-0 .. rank-(n-1), each with its
+ * data.mdb, and no rank directory beyond: the layout of an n-rank store,
+ * read from the directory alone (not with a shared copy: node-local roots
+ * hold a store's ranks only in part). A map restart on that many ranks then
+ * opens each environment once, for writing (the open checks that its meta
+ * says rank r of n, CKPT_E_MISMATCH otherwise), instead of opening rank 0
+ * read-only first to learn the count. */
+static int layout_of(const char *root, int n)
+{
+    DIR *d = opendir(root);
+    struct dirent *e;
+    char p[4200];
+    struct stat sb;
+    int seen = 0, ok = d != NULL;
+    while (ok && (e = readdir(d)) != NULL) {
+        int r = ckpt_rank_of_name(e->d_name);
+        if (r < 0)
+            continue;
+        if (r >= n)
+            ok = 0;
+        else
+            seen++;
+    }
+    if (d)
+        closedir(d);
+    for (int r = 0; ok && seen == n && r < n; r++) {
+        snprintf(p, sizeof p, "%s/rank-%d/data.mdb", root, r);
+        ok = stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+    }
+    return ok && seen == n;
+}
+
 /* Step 0 (rank 0). *what: 1 rolled forward, -1 rolled back, 0 nothing. */
 static int recover(const char *root, int rank, int *what)
 {
@@ -640,7 +672,11 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
         rc = ckpt_root_lock(&lockfd, o->store_root);
         if (rc == 0)
             rc = recover(o->store_root, me, &what);
-        if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0) {
+        if (rc == 0 && what == 0 && !o->shared_root && layout_of(o->store_root, size)) {
+            /* the same rank count: nothing to re-home, no read-only open */
+            info[0] = size;
+            rc = ckpt_root_check(o->store_root, size);
+        } else if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0) {
             info[0] = m.nranks;
             info[2] = m.origin_nranks;
             rc = ckpt_root_check(o->store_root, m.nranks);

@@ -694,10 +694,12 @@ static int retry_due(const ckpt_store *st)
  * fdatasync); returns when it ended (mono ms). */
 static uint64_t bg_sync(ckpt_store *st)
 {
+    struct ckpt_durable_tok tok;
     st->commits_since_sync = 0;
     st->bytes_since_sync = 0;
+    ckpt_durable_begin(st, &tok); /* the snapshot this sync records (durable.c) */
     pthread_mutex_unlock(&st->mu);
-    mdb_env_sync(st->env, 1);
+    ckpt_durable_end(st, &tok);   /* fdatasync, then the sync record */
     pthread_mutex_lock(&st->mu);
     return mono_ms();
 }
@@ -887,6 +889,7 @@ static void drop_locks(ckpt_store *st)
 
 static void release(ckpt_store *st)
 {
+    ckpt_durable_release(st);
     if (st->env)
         mdb_env_close(st->env);
     drop_locks(st);
@@ -1345,7 +1348,9 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
         st->meta.nranks = o->nranks;
         st->meta.origin_nranks = o->nranks;
         st->meta.created_ms = (int64_t)ckpt_now_ms();
-    } else if (!st->meta.clean) {
+    } else if (!st->meta.clean || st->dur.rolled_back) {
+        /* (rolled back to the last sync: ids handed out after it were lost
+         * with their commits, and may have been seen) */
         st->meta.id_seq += CKPT_ID_CRASH_GAP;
     }
     st->meta.generation++;
@@ -1391,6 +1396,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     st->opts = *o;
     st->writer_fd = -1;
     st->root_fd = -1;
+    ckpt_durable_init(st);
     pthread_mutex_init(&st->mu, NULL);
     pthread_rwlock_init(&st->grow, NULL);
     pthread_cond_init(&st->bg_cv, NULL);
@@ -1480,6 +1486,12 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         release(st);
         return rc;
     }
+    /* power loss: roll back to the last synced state, before LMDB reads the
+     * file (durable.c) */
+    if ((rc = ckpt_durable_recover(st, data)) != 0) {
+        release(st);
+        return rc;
+    }
     struct ckpt_guard g;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
@@ -1495,6 +1507,8 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     }
     rc = open_env(st, o, data);
     ckpt_guard_pop(&g);
+    if (rc == 0)
+        rc = ckpt_durable_opened(st); /* the pin (a first sync record if needed) */
     if (rc != 0) {
         release(st);
         return rc;
@@ -1548,6 +1562,7 @@ int ckpt_store_close(ckpt_store *st)
          * for it (both fdatasyncs wait for the same write-out); it stops,
          * and after a successful close releases the handle (release_later). */
         bg_request_stop(st);
+        struct ckpt_durable_tok tok;
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
         st->closing = 1;
@@ -1555,8 +1570,10 @@ int ckpt_store_close(ckpt_store *st)
         st->closing = 0;
         if (rc)
             st->meta.clean = 0;
+        else
+            ckpt_durable_begin(st, &tok);
         pthread_mutex_unlock(&st->mu);
-        if (rc == 0 && (rc = mdb_env_sync(st->env, 1)) != 0)
+        if (rc == 0 && (rc = ckpt_durable_end(st, &tok)) != 0)
             rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: sync at close failed", st->path);
         if (rc) {
             bg_stop(st);

@@ -35,8 +35,47 @@ struct op_hdr {
     uint32_t vlen;
 };
 
+/* durable.c: the sync record and the pinned snapshot of the fast sync
+ * modes (power loss; docs/STORE.md, "Power loss"). */
+#define CKPT_DUR_META 136u /* LMDB 0.9's MDB_meta on a 64-bit build */
+struct ckpt_durable {
+    int fd;                /* ROOT/rank-R/synced.rec (writers), else -1 */
+    pthread_mutex_t mu;    /* record writes and the pin */
+    int have;              /* a valid record of this data.mdb */
+    uint64_t seq;          /* its sequence number */
+    uint64_t txnid;        /* the snapshot it records */
+    uint32_t flags;        /* 1: sync mode, LMDB's own ordering (no roll-back) */
+    MDB_txn *pin;          /* read transaction keeping the recorded snapshot's pages */
+    int sync_at_open;      /* the open must sync and record before going on */
+    int rolled_back;       /* the open rolled the environment back to the record */
+    uint64_t rolled_from;  /* the newest transaction the file had then */
+};
+/* One sync: begun under st->mu (the snapshot, its meta, a pin on it),
+ * ended without it (fdatasync data.mdb, then the record, synced) */
+struct ckpt_durable_tok {
+    int active, err;
+    uint64_t txnid;
+    MDB_txn *pin;
+    uint8_t meta[CKPT_DUR_META];
+};
+void ckpt_durable_init(ckpt_store *st);
+/* Before LMDB opens data.mdb (a writer holds writer.lock): read the
+ * record; roll back to it if the machine restarted since the last writer
+ * and the file's newest meta is not the recorded one (a reader refuses
+ * with CKPT_E_CORRUPT instead). Error set. */
+int ckpt_durable_recover(ckpt_store *st, const char *data);
+/* After a writer's open: the boot slot and the pin, or a first record. */
+int ckpt_durable_opened(ckpt_store *st);
+/* A sync in the fast modes: begin under st->mu, end without it (it
+ * fdatasyncs data.mdb in every mode). end returns 0 or an LMDB/errno
+ * code. */
+int ckpt_durable_begin(ckpt_store *st, struct ckpt_durable_tok *t);
+int ckpt_durable_end(ckpt_store *st, struct ckpt_durable_tok *t);
+void ckpt_durable_release(ckpt_store *st);
+
 struct ckpt_store {
     struct ckpt_store_opts opts;
+    struct ckpt_durable dur;
     char *path;             /* root/rank-<r> */
     MDB_env *env;
     int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */

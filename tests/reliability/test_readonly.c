@@ -81,8 +81,8 @@ static int walk_chmod(const char *path, int writable, int chown_it)
             if (access(sub, F_OK) == 0 && walk_chmod(sub, writable, chown_it) != 0)
                 return -1;
         }
-        static const char *const files[] = {"data.mdb", "lock.mdb", "writer.lock"};
-        for (size_t i = 0; i < 3; i++) {
+        static const char *const files[] = {"data.mdb", "lock.mdb", "writer.lock", "synced.rec"};
+        for (size_t i = 0; i < 4; i++) {
             snprintf(sub, sizeof sub, "%s/%s", path, files[i]);
             if (access(sub, F_OK) == 0 && walk_chmod(sub, writable, chown_it) != 0)
                 return -1;

@@ -1,0 +1,258 @@
+/*
+ * test_store_durable.c - the sync record and the roll-back after a power
+ * loss (store/durable.c; docs/STORE.md, "Power loss"). A child process
+ * commits without syncing and ends without closing (what a machine crash
+ * leaves in the page cache); PDC_CKPT_TEST_BOOT_ID then makes the store
+ * believe the machine restarted since. The crash images of
+ * test_store_powerloss test the same with torn and lost writes; these
+ * cases pin the rules down one at a time:
+ *   - same boot (a process crash): nothing committed is rolled back;
+ *   - another boot, fast mode: a reader refuses, naming the cure; a writer
+ *     rolls back to the last completed sync (a close here), skips the id
+ *     gap, and the store is the synced state;
+ *   - sync mode: every commit is durable, nothing is rolled back;
+ *   - a fast-mode crash recovered by a sync-mode writer, whose commits a
+ *     later restart keeps;
+ *   - a machine crash right after a restart: back to the last close, the
+ *     ids handed out by the restarted writer are not handed out again;
+ *   - a restart after a process crash records the commits it found, so a
+ *     machine crash later comes back to them.
+ */
+#include "store_test_util.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct ckpt_store_opts opts(const char *root, int mode)
+{
+    struct ckpt_store_opts o = stu_opts(root);
+    o.sync_mode = mode;
+    o.commit_every = 0;
+    o.commit_ms = 0;
+    o.sync_ms = 600000; /* no background sync in these tests */
+    o.sync_kb = 0;
+    return o;
+}
+
+static void put_range(ckpt_store *st, uint64_t from, uint64_t to)
+{
+    uint8_t k[8];
+    char v[32];
+    for (uint64_t i = from; i < to; i++) {
+        ckpt_key_u64(k, i);
+        int n = snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
+        stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_OBJ, k, 8, v, (size_t)n), 0, st);
+    }
+}
+
+/* Objects 0..n-1, each with its value, and nothing else. */
+static void assert_holds(ckpt_store *st, uint64_t n)
+{
+    struct stu_list l = {0};
+    char v[32];
+    stu_collect_db(&l, st, CKPT_DB_OBJ, NULL, 0);
+    assert_int_equal(l.n, n);
+    for (uint64_t i = 0; i < n; i++) {
+        int len = snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
+        assert_int_equal(l.e[i].vlen, (size_t)len);
+        assert_memory_equal(l.e[i].val, v, (size_t)len);
+    }
+    stu_list_free(&l);
+}
+
+/* A child: opens in `mode`, commits objects from..to-1, takes an id,
+ * reports it and ends without closing. Returns the id. */
+static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, uint64_t to)
+{
+    int pfd[2];
+    uint64_t id = 0;
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct ckpt_store_opts o = opts(root, mode);
+        ckpt_store *st;
+        close(pfd[0]);
+        if (ckpt_store_open(&st, &o) != 0)
+            _exit(20);
+        put_range(st, from, to);
+        if (ckpt_store_checkpoint(st) != 0 || ckpt_store_next_id(st, &id) != 0 ||
+            write(pfd[1], &id, sizeof id) != (ssize_t)sizeof id)
+            _exit(21);
+        _exit(0); /* no close: the commit is in the page cache, not synced */
+    }
+    close(pfd[1]);
+    assert_int_equal(read(pfd[0], &id, sizeof id), (ssize_t)sizeof id);
+    close(pfd[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return id;
+}
+
+static void first_session(const char *root, int mode, uint64_t n)
+{
+    struct ckpt_store_opts o = opts(root, mode);
+    ckpt_store *st = stu_open(&o);
+    put_range(st, 0, n);
+    stu_close(st);
+}
+
+static void test_power_loss_rolls_back_to_the_last_sync(void **state)
+{
+    const char *root = stu_dir(state);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    ckpt_store *st;
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    uint64_t id = crash_after_commit(root, CKPT_SYNC_CLOSE, 10, 20);
+
+    /* same boot: a process crash, the page cache has every commit */
+    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+    assert_holds(st, 20);
+    stu_close(st);
+
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    int rc = ckpt_store_open_readonly(&st, root, 0);
+    stu_assert_rc(rc, CKPT_E_CORRUPT, NULL);
+    assert_non_null(strstr(ckpt_store_errmsg(NULL), "not closed before the machine restarted"));
+    assert_non_null(strstr(ckpt_store_errmsg(NULL), "open it for writing once"));
+
+    st = stu_open(&o);
+    assert_holds(st, 10); /* the close of the first session */
+    uint64_t next = 0;
+    stu_assert_rc(ckpt_store_next_id(st, &next), 0, st);
+    assert_true(next > id); /* ids handed out after the sync are not handed out again */
+    put_range(st, 10, 12);
+    stu_close(st);
+    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+    assert_holds(st, 12);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+static void test_sync_mode_never_rolls_back(void **state)
+{
+    const char *root = stu_dir(state);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_EVERY);
+    ckpt_store *st;
+    first_session(root, CKPT_SYNC_EVERY, 10);
+    crash_after_commit(root, CKPT_SYNC_EVERY, 10, 20);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+    assert_holds(st, 20);
+    stu_close(st);
+    st = stu_open(&o);
+    assert_holds(st, 20);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+static void test_fast_crash_recovered_in_sync_mode(void **state)
+{
+    const char *root = stu_dir(state);
+    ckpt_store *st;
+    first_session(root, CKPT_SYNC_INTERVAL, 10);
+    crash_after_commit(root, CKPT_SYNC_INTERVAL, 10, 20);
+    /* after a restart of the machine, the next writer runs in sync mode:
+     * it rolls back, and its own (durable) commits stay */
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-boot-2", 1);
+    crash_after_commit(root, CKPT_SYNC_EVERY, 10, 15);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-boot-3", 1);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    st = stu_open(&o);
+    assert_holds(st, 15);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+/* A machine crash right after a restart (an open that handed out ids and
+ * committed nothing of its own): the store comes back to the last close,
+ * and the ids skip the gap all the same. */
+static void test_machine_crash_right_after_a_restart(void **state)
+{
+    const char *root = stu_dir(state);
+    int pfd[2];
+    uint64_t id = 0;
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+        ckpt_store *st;
+        close(pfd[0]);
+        if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(st, &id) != 0 ||
+            write(pfd[1], &id, sizeof id) != (ssize_t)sizeof id)
+            _exit(20);
+        _exit(0);
+    }
+    close(pfd[1]);
+    assert_int_equal(read(pfd[0], &id, sizeof id), (ssize_t)sizeof id);
+    close(pfd[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    ckpt_store *st = stu_open(&o);
+    assert_holds(st, 10);
+    uint64_t next = 0;
+    stu_assert_rc(ckpt_store_next_id(st, &next), 0, st);
+    assert_true(next > id);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+/* A process crash leaves commits newer than the record; the restart on
+ * the same boot keeps them and records them before its first write, so a
+ * machine crash after it comes back to them, not to the older record. */
+static void test_restart_after_a_process_crash_records_its_state(void **state)
+{
+    const char *root = stu_dir(state);
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    crash_after_commit(root, CKPT_SYNC_CLOSE, 10, 20);  /* process crash */
+    crash_after_commit(root, CKPT_SYNC_CLOSE, 20, 25);  /* restart, then a machine crash */
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    ckpt_store *st = stu_open(&o);
+    assert_holds(st, 20);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+/* A clean close is the last sync: nothing to roll back after a restart. */
+static void test_clean_close_survives_a_restart(void **state)
+{
+    const char *root = stu_dir(state);
+    ckpt_store *st;
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    first_session(root, CKPT_SYNC_CLOSE, 25);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+    assert_holds(st, 25);
+    assert_int_equal(stu_info(st).clean, 1);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_power_loss_rolls_back_to_the_last_sync, stu_setup,
+                                        stu_teardown),
+        cmocka_unit_test_setup_teardown(test_sync_mode_never_rolls_back, stu_setup, stu_teardown),
+        cmocka_unit_test_setup_teardown(test_fast_crash_recovered_in_sync_mode, stu_setup,
+                                        stu_teardown),
+        cmocka_unit_test_setup_teardown(test_clean_close_survives_a_restart, stu_setup,
+                                        stu_teardown),
+        cmocka_unit_test_setup_teardown(test_machine_crash_right_after_a_restart, stu_setup,
+                                        stu_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_its_state,
+                                        stu_setup, stu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
