@@ -58,6 +58,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     tx->view_built = 0;
     tx->damage_cb = NULL;
     tx->damage_arg = NULL;
+    tx->damage_what[0] = 0;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         /* a transaction begun is ended (read-only: that only releases its
@@ -140,14 +141,14 @@ static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v
 
 /* ---- format 4's checksums (csum.h) ---- */
 
-/* "rank R, database DB, key 00 00 00 00 3b 9a ca 01 74 61 67 30 00
- * ("....;...tag0.")": the hex of up to 32 bytes and their text. */
+/* "000000003b9aca017461673000 ("....;...tag0.")": the hex of up to 32
+ * bytes of a key (ids are its first 16 digits) and their text. */
 static void key_text(char *out, size_t n, const void *key, size_t klen)
 {
     const uint8_t *k = key;
     size_t shown = klen < 32 ? klen : 32, o = 0;
     for (size_t i = 0; i < shown && o + 4 < n; i++)
-        o += (size_t)snprintf(out + o, n - o, "%s%02x", i ? " " : "", k[i]);
+        o += (size_t)snprintf(out + o, n - o, "%02x", k[i]);
     if (shown < klen && o + 8 < n)
         o += (size_t)snprintf(out + o, n - o, " ...(%zu bytes)", klen);
     if (o + 4 < n) {
@@ -163,17 +164,20 @@ static void key_text(char *out, size_t n, const void *key, size_t klen)
 }
 
 int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
-                    uint32_t stored, uint32_t computed)
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen)
 {
-    char kt[200];
+    char kt[200], w[160];
     key_text(kt, sizeof kt, key, klen);
     if (vlen < CKPT_CSUM_LEN)
-        return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s, key %s: a "
-                           "value of %zu bytes, too short for its checksum: the record is "
-                           "damaged and is not returned", st->path, st->opts.rank, db, kt, vlen);
-    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s, key %s: checksum "
-                       "mismatch (stored %08x, computed %08x): the record is damaged and is not "
-                       "returned", st->path, st->opts.rank, db, kt, stored, computed);
+        snprintf(w, sizeof w, "a value of %zu bytes, too short for its checksum: the record is "
+                 "damaged", vlen);
+    else
+        snprintf(w, sizeof w, "checksum mismatch (stored %08x, computed %08x): the record is "
+                 "damaged", stored, computed);
+    if (what != NULL)
+        snprintf(what, wlen, "%s", w);
+    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s, key %s: %s and "
+                       "is not returned", st->path, st->opts.rank, db, kt, w);
 }
 
 /* A value LMDB returned: check and strip its checksum. 0, or
@@ -182,7 +186,8 @@ static int unseal(ckpt_rtxn *tx, int db, const MDB_val *k, MDB_val *v)
 {
     uint32_t s, c;
     if (ckpt_csum_check(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &s, &c) != 0)
-        return ckpt_csum_error(tx->st, ckpt_db_name(db), k->mv_data, k->mv_size, v->mv_size, s, c);
+        return ckpt_csum_error(tx->st, ckpt_db_name(db), k->mv_data, k->mv_size, v->mv_size, s, c,
+                               tx->damage_what, sizeof tx->damage_what);
     v->mv_size -= CKPT_CSUM_LEN;
     return 0;
 }
@@ -218,10 +223,11 @@ static int tagidx_backed(ckpt_rtxn *tx, const uint8_t *lkey, size_t klen)
     if (rc != CKPT_E_NOTFOUND)
         return rc;
     key_text(kt, sizeof kt, lkey, klen);
+    snprintf(tx->damage_what, sizeof tx->damage_what, "points nowhere: owner %llu has no such "
+             "kvtag", (unsigned long long)ckpt_key_get_u64(lkey + klen - 8));
     return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database kvtag_name, key "
-                       "%s: owner %llu has no kvtag of this name: the index entry is damaged and "
-                       "is not returned", tx->st->path, tx->st->opts.rank, kt,
-                       (unsigned long long)ckpt_key_get_u64(lkey + klen - 8));
+                       "%s: %s: the index entry is damaged and is not returned", tx->st->path,
+                       tx->st->opts.rank, kt, tx->damage_what);
 }
 
 void ckpt_rtxn_end(ckpt_rtxn *tx)
@@ -420,6 +426,8 @@ static int tagged_cb(const ckpt_val *key, const ckpt_val *val, void *p)
         if (c < 0 || (c == 0 && key->len <= t->prev_len)) {
             char kt[200];
             key_text(kt, sizeof kt, key->data, key->len);
+            snprintf(tx->damage_what, sizeof tx->damage_what, "out of order after the entry "
+                     "before it: the index is damaged");
             rc = ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database "
                              "kvtag_name, key %s: out of order after the entry before it: the "
                              "index is damaged", tx->st->path, tx->st->opts.rank, kt);
@@ -435,7 +443,7 @@ static int tagged_cb(const ckpt_val *key, const ckpt_val *val, void *p)
         return t->cb(key, val, t->payload);
     if (rc != CKPT_E_CORRUPT || tx->damage_cb == NULL)
         return rc;
-    tx->damage_cb(CKPT_DB_TAG_INDEX, key, ckpt_store_errmsg(tx->st), tx->damage_arg);
+    tx->damage_cb(CKPT_DB_TAG_INDEX, key, tx->damage_what, tx->damage_arg);
     return 0;
 }
 
@@ -506,7 +514,7 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
         if (tx->st->csum && (r = unseal(tx, db, &k, &v)) != 0 && tx->damage_cb != NULL) {
             /* skip-and-report: the record is left out, and said so */
             ckpt_val ck = {k.mv_size, k.mv_data};
-            tx->damage_cb(db, &ck, ckpt_store_errmsg(tx->st), tx->damage_arg);
+            tx->damage_cb(db, &ck, tx->damage_what, tx->damage_arg);
             r = 0;
         } else if (r == 0) {
             ckpt_val ck = {k.mv_size, k.mv_data}, cv = {v.mv_size, v.mv_data};

@@ -1088,8 +1088,8 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
         if (code == 0 && st->meta.format_version <= CKPT_FORMAT_VERSION &&
             sealed != (st->meta.format_version >= CKPT_FORMAT_CSUM)) {
             if (!sealed)
-                return ckpt_csum_error(NULL, "meta", k.mv_data, k.mv_size, v.mv_size, cs_stored,
-                                       cs_comp);
+                return ckpt_csum_error(st, "meta", k.mv_data, k.mv_size, v.mv_size, cs_stored,
+                                       cs_comp, NULL, 0);
             return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: the meta record carries a "
                                "checksum but says format %u, which has none: it is damaged",
                                st->path, st->meta.format_version);
@@ -1099,8 +1099,8 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
             st->meta.format_version >= CKPT_FORMAT_CSUM &&
             st->meta.format_version <= CKPT_FORMAT_VERSION)
             /* a format 4 record whose bytes or checksum changed */
-            return ckpt_csum_error(NULL, "meta", k.mv_data, k.mv_size, v.mv_size, cs_stored,
-                                   cs_comp);
+            return ckpt_csum_error(st, "meta", k.mv_data, k.mv_size, v.mv_size, cs_stored,
+                                   cs_comp, NULL, 0);
         st->csum = sealed;
         if (code == CKPT_E_NOTSTORE)
             return ckpt_seterr(NULL, code, 0, "%s/data.mdb: meta record lacks the \"%s\" magic: "

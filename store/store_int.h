@@ -125,6 +125,7 @@ struct ckpt_rtxn {
      * fails here and skip it, instead of failing with CKPT_E_CORRUPT */
     ckpt_damage_cb damage_cb;
     void *damage_arg;
+    char damage_what[160];  /* what the last damaged record had wrong */
 };
 
 /* guard.c: a recovery point for one stretch of LMDB calls. Use:
@@ -233,9 +234,10 @@ int ckpt_tagidx_count(ckpt_rtxn *tx, MDB_cursor *volatile *curp, uint64_t main_e
 int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
                  unsigned flags);
 /* read.c: a value's checksum is wrong, or it is too short to hold one:
- * CKPT_E_CORRUPT naming the rank, database and key */
+ * CKPT_E_CORRUPT naming the rank, database and key; what (may be NULL)
+ * gets the short reason */
 int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
-                    uint32_t stored, uint32_t computed);
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen);
 
 /* store.c: put that appends (MDB_APPEND, full pages) when the key sorts
  * after every key of the database, else an ordinary put. */
