@@ -1070,9 +1070,26 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
     if (!*fresh) {
         size_t off = 0;
         rc = mdb_get(txn, st->dbi[CKPT_DB_META], &k, &v);
-        if (rc == MDB_NOTFOUND)
+        if (rc == MDB_NOTFOUND) {
+            /* format 4: a record there whose checksum holds for the key
+             * "meta" is the meta record under a damaged key */
+            MDB_cursor *mc;
+            MDB_val dk, dv;
+            int damaged = 0;
+            if (mdb_cursor_open(txn, st->dbi[CKPT_DB_META], &mc) == 0) {
+                for (int r = mdb_cursor_get(mc, &dk, &dv, MDB_FIRST); r == 0 && !damaged;
+                     r = mdb_cursor_get(mc, &dk, &dv, MDB_NEXT))
+                    damaged = ckpt_csum_check(k.mv_data, k.mv_size, dv.mv_data, dv.mv_size, NULL,
+                                              NULL) == 0;
+                mdb_cursor_close(mc);
+            }
+            if (damaged)
+                return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database meta: "
+                                   "the meta record is stored under a damaged key (its checksum "
+                                   "holds for the key \"meta\")", st->path, st->opts.rank);
             return ckpt_seterr(NULL, CKPT_E_NOTSTORE, 0, "%s/data.mdb: meta database has no \"meta\" record: "
                                "not a pdc-ckpt store", st->path);
+        }
         if (rc)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: reading meta", st->path);
         /* Format 4's meta record ends with its checksum; an older one does
@@ -1106,8 +1123,10 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
             return ckpt_seterr(NULL, code, 0, "%s/data.mdb: meta record lacks the \"%s\" magic: "
                                "not a pdc-ckpt store", st->path, CKPT_FORMAT_MAGIC);
         if (code)
-            return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: meta record is damaged "
-                               "(near byte %zu of %zu)", st->path, off, v.mv_size);
+            return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database meta: "
+                               "meta record is damaged (near byte %zu of %zu%s)", st->path,
+                               st->opts.rank, off, v.mv_size,
+                               sealed ? "" : "; no checksum holds for it");
         if (st->meta.format_version > CKPT_FORMAT_VERSION)
             return ckpt_seterr(NULL, CKPT_E_VERSION, 0, "%s: store format version %u is newer than "
                                "this build's version %u; use a newer pdc-ckpt", st->path,
@@ -1176,8 +1195,9 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
             rc = 0; /* a reader may still read the rest; reads of the tag index say what is wrong */
         if (rc != 0)
             return ckpt_seterr(NULL, rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
-                               "%s/data.mdb: reading %s: %s%s", st->path, CKPT_DELTA_DB,
-                               where[0] ? where : "", where[0] ? ": the database is damaged" : "");
+                               "%s/data.mdb: rank %d, reading %s: %s%s", st->path, st->opts.rank,
+                               CKPT_DELTA_DB, where[0] ? where : "",
+                               where[0] ? ": the database is damaged" : "");
         if (st->delta_pending > 0)
             st->delta_since_ms = mono_ms();
         /* A writer of a store without checksums converts it to format 3

@@ -646,8 +646,8 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
     if (rc != MDB_NOTFOUND) {
         free(e);
         if (rc == MDB_CORRUPTED)
-            ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: %s: the database is "
-                        "damaged", st->path, CKPT_DELTA_DB, where);
+            ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, reading %s: %s: the "
+                        "database is damaged", st->path, st->opts.rank, CKPT_DELTA_DB, where);
         return rc == MDB_CORRUPTED ? CKPT_TAGIDX_REPORTED : rc;
     }
     size_t m = dents_collapse(e, n);
