@@ -2215,8 +2215,7 @@ int ckpt_store_copy(ckpt_store *st, const char *dest, int compact)
     if ((rc = ckpt_fs_mkdirs(dest)) != 0)
         return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s: cannot create the copy directory", dest);
     snprintf(file, sizeof file, "%s/data.mdb", dest);
-    /* a store without checksums is copied into format 4 entry by entry */
-    if (compact || (!st->csum && ckpt_csum_enabled())) {
+    if (compact) {
         rc = copy_compact(st, file);
         goto done;
     }

@@ -129,10 +129,10 @@ static int copy_rank(struct inspect_root *r, struct rank_ent *e, const char *dst
     if ((rc = root_open(r, e, 0)) != 0)
         return rc;
     snprintf(what, wn, compact ? "compacting copy" : "copy");
-    /* a store without checksums is copied entry by entry into format 4
-     * (ckpt_store_copy) */
+    /* a store without checksums is copied entry by entry, which writes
+     * format 4 (ckpt_store_copy) */
     int plain = !compact && ckpt_store_has_checksums(e->st);
-    if ((rc = ckpt_store_copy(e->st, dst, compact)) != 0)
+    if ((rc = ckpt_store_copy(e->st, dst, compact || !ckpt_store_has_checksums(e->st))) != 0)
         return rc;
     snprintf(what, wn, "checking the copy's checksums");
     if (plain && (rc = check_copy(dst, e->rank)) != 0) {
