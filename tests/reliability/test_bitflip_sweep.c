@@ -22,7 +22,8 @@
  *     problem in that database.
  * The clean store verifies OK before and after. Prints the counts.
  *
- * usage: rel_test_bitflip_sweep CKPT_INSPECT [ENTRIES_PER_DB (2)]
+ * usage: rel_test_bitflip_sweep CKPT_INSPECT [ENTRIES_PER_DB (2: the first and the last;
+ *        1: the first only; N: also N - 2 between)]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -397,7 +398,7 @@ int main(int argc, char **argv)
         size_t pos = 0, n = nentries[s->db];
         for (size_t j = 0; j < i; j++)
             pos += g_spans[j].db == s->db;
-        int pick = pos == 0 || pos == n - 1;
+        int pick = pos == 0 || (per_db > 1 && pos == n - 1);
         for (size_t q = 1; q + 1 < per_db && !pick; q++)
             pick = pos == q * n / per_db;
         if (!pick)
