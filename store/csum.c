@@ -117,7 +117,19 @@ uint32_t ckpt_crc32c(uint32_t crc, const void *p, size_t n)
 uint32_t ckpt_rec_csum(const void *key, size_t klen, const void *val, size_t vlen)
 {
     uint8_t kl[2] = {(uint8_t)(klen >> 8), (uint8_t)klen};
+    /* LMDB keeps a node's value right after its key: then one pass */
+    const int joined = (const uint8_t *)key + klen == (const uint8_t *)val;
+#ifdef CKPT_CRC_HW
+    if (kind() == 1) {
+        uint32_t c = crc_hw(~0u, kl, 2);
+        if (joined)
+            return ~crc_hw(c, key, klen + vlen);
+        return ~crc_hw(crc_hw(c, key, klen), val, vlen);
+    }
+#endif
     uint32_t c = ckpt_crc32c(0, kl, 2);
+    if (joined)
+        return ckpt_crc32c(c, key, klen + vlen);
     c = ckpt_crc32c(c, key, klen);
     return ckpt_crc32c(c, val, vlen);
 }

@@ -87,6 +87,13 @@ static void test_crc32c_vectors(void **state)
     /* a record's checksum covers its key's length: moving the boundary
      * between key and value changes it */
     assert_int_not_equal(ckpt_rec_csum("ab", 2, "cd", 2), ckpt_rec_csum("abc", 3, "d", 1));
+    /* a key and value side by side (as in an LMDB node) sum as apart */
+    uint8_t kv[60], ko[20], vo[40];
+    memcpy(kv, buf, 60);
+    memcpy(ko, buf, 20);
+    memcpy(vo, buf + 20, 40);
+    assert_int_equal(ckpt_rec_csum(kv, 20, kv + 20, 40), ckpt_rec_csum(ko, 20, vo, 40));
+    assert_int_equal(ckpt_rec_csum(kv, 20, kv + 20, 40), ckpt_crc32c(ckpt_crc32c(0, "\0\x14", 2), buf, 60));
     /* every single-bit change of a record is caught */
     uint8_t rec[40 + CKPT_CSUM_LEN];
     memcpy(rec, buf, 40);
