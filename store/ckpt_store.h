@@ -76,7 +76,7 @@ CKPT_API const char *ckpt_errname(int err);
 
 /* ---- layout constants ---- */
 #define CKPT_FORMAT_MAGIC "pdc-ckpt"
-#define CKPT_FORMAT_VERSION 3u
+#define CKPT_FORMAT_VERSION 4u
 /* Longest object/container/tag name accepted (PDC's own limit is 1023). */
 #define CKPT_NAME_MAX 4096u
 /* Names up to this many bytes are stored whole in keys; longer ones as a
@@ -359,6 +359,17 @@ CKPT_API int ckpt_iter_regions(ckpt_rtxn *tx, uint64_t obj, ckpt_iter_cb cb, voi
 CKPT_API int ckpt_iter_members(ckpt_rtxn *tx, uint64_t cont, ckpt_iter_cb cb, void *payload);
 CKPT_API int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb cb,
                               void *payload);
+/* Skip-and-report (format 4): from now on, an iteration in tx that meets a
+ * record whose checksum does not hold (or a tag-index entry that no kvtag
+ * backs, or one out of order) calls cb with its database, its key and what
+ * is wrong with it ("checksum mismatch (stored ..., computed ...): the
+ * record is damaged"), and goes on with the next entry instead of failing
+ * with CKPT_E_CORRUPT: what it skips is exactly those entries. cb NULL
+ * restores failing. Lookups (ckpt_get_*) always fail on such a record. */
+typedef void (*ckpt_damage_cb)(int db, const ckpt_val *key, const char *what, void *arg);
+CKPT_API void ckpt_rtxn_on_damage(ckpt_rtxn *tx, ckpt_damage_cb cb, void *arg);
+/* Whether the store's records carry checksums (format >= 4). */
+CKPT_API int ckpt_store_has_checksums(const ckpt_store *st);
 /* Entries and bytes of one database (ckpt-inspect stat). */
 CKPT_API int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
 

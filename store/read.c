@@ -56,6 +56,9 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     tx->st = st;
     tx->view = NULL;
     tx->view_built = 0;
+    tx->damage_cb = NULL;
+    tx->damage_arg = NULL;
+    tx->damage_what[0] = 0;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         /* a transaction begun is ended (read-only: that only releases its
@@ -136,6 +139,97 @@ static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v
                        tx->st->path, ckpt_db_name(db), what, v->mv_size);
 }
 
+/* ---- format 4's checksums (csum.h) ---- */
+
+/* "000000003b9aca017461673000 ("....;...tag0.")": the hex of up to 32
+ * bytes of a key (ids are its first 16 digits) and their text. */
+static void key_text(char *out, size_t n, const void *key, size_t klen)
+{
+    const uint8_t *k = key;
+    size_t shown = klen < 32 ? klen : 32, o = 0;
+    for (size_t i = 0; i < shown && o + 4 < n; i++)
+        o += (size_t)snprintf(out + o, n - o, "%02x", k[i]);
+    if (shown < klen && o + 8 < n)
+        o += (size_t)snprintf(out + o, n - o, " ...(%zu bytes)", klen);
+    if (o + 4 < n) {
+        out[o++] = ' ';
+        out[o++] = '(';
+        out[o++] = '"';
+        for (size_t i = 0; i < shown && o + 3 < n; i++)
+            out[o++] = k[i] >= 0x20 && k[i] < 0x7f && k[i] != '"' ? (char)k[i] : '.';
+        out[o++] = '"';
+        out[o++] = ')';
+    }
+    out[o < n ? o : n - 1] = 0;
+}
+
+int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen)
+{
+    char kt[200], w[160];
+    key_text(kt, sizeof kt, key, klen);
+    if (vlen < CKPT_CSUM_LEN)
+        snprintf(w, sizeof w, "a value of %zu bytes, too short for its checksum: the record is "
+                 "damaged", vlen);
+    else
+        snprintf(w, sizeof w, "checksum mismatch (stored %08x, computed %08x): the record is "
+                 "damaged", stored, computed);
+    if (what != NULL)
+        snprintf(what, wlen, "%s", w);
+    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s, key %s: %s and "
+                       "is not returned", st->path, st->opts.rank, db, kt, w);
+}
+
+/* A value LMDB returned: check and strip its checksum. 0, or
+ * CKPT_E_CORRUPT with the message set. */
+static int unseal(ckpt_rtxn *tx, int db, const MDB_val *k, MDB_val *v)
+{
+    uint32_t s, c;
+    if (ckpt_csum_check(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &s, &c) != 0)
+        return ckpt_csum_error(tx->st, ckpt_db_name(db), k->mv_data, k->mv_size, v->mv_size, s, c,
+                               tx->damage_what, sizeof tx->damage_what);
+    v->mv_size -= CKPT_CSUM_LEN;
+    return 0;
+}
+
+void ckpt_rtxn_on_damage(ckpt_rtxn *tx, ckpt_damage_cb cb, void *arg)
+{
+    if (tx == NULL)
+        return;
+    tx->damage_cb = cb;
+    tx->damage_arg = arg;
+}
+
+int ckpt_store_has_checksums(const ckpt_store *st)
+{
+    return st != NULL && st->csum;
+}
+
+static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen);
+
+/* Format 4's tag index has no checksum of its own: an entry namekey .
+ * owner must be backed by the kvtag record owner . namekey it is derived
+ * from (whose checksum the lookup checks). 0, or CKPT_E_CORRUPT. */
+static int tagidx_backed(ckpt_rtxn *tx, const uint8_t *lkey, size_t klen)
+{
+    uint8_t kk[CKPT_NAMEKEY_MAX + 8];
+    ckpt_val x;
+    char kt[200];
+    if (klen <= 8 || klen > sizeof kk)
+        return 0; /* malformed: the callers say so */
+    memcpy(kk, lkey + klen - 8, 8);
+    memcpy(kk + 8, lkey, klen - 8);
+    int rc = lookup(&x, tx, CKPT_DB_KVTAG, kk, klen);
+    if (rc != CKPT_E_NOTFOUND)
+        return rc;
+    key_text(kt, sizeof kt, lkey, klen);
+    snprintf(tx->damage_what, sizeof tx->damage_what, "points nowhere: owner %llu has no such "
+             "kvtag", (unsigned long long)ckpt_key_get_u64(lkey + klen - 8));
+    return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database kvtag_name, key "
+                       "%s: %s: the index entry is damaged and is not returned", tx->st->path,
+                       tx->st->opts.rank, kt, tx->damage_what);
+}
+
 void ckpt_rtxn_end(ckpt_rtxn *tx)
 {
     if (tx == NULL)
@@ -180,6 +274,12 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         return CKPT_E_NOTFOUND;
     if (rc)
         return read_failed(tx, rc, "reading", db);
+    if (tx->st->csum) {
+        if (db != CKPT_DB_TAG_INDEX && (rc = unseal(tx, db, &k, &v)) != 0)
+            return rc;
+        if (db == CKPT_DB_TAG_INDEX && (rc = tagidx_backed(tx, key, klen)) != 0)
+            return rc;
+    }
     val->data = v.mv_data;
     val->len = v.mv_size;
     return 0;
@@ -305,6 +405,48 @@ int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *nam
     return 0;
 }
 
+/* Format 4's iteration of the tag index: each entry in increasing key
+ * order and backed by its kvtag (tagidx_backed), or it is damaged. */
+struct tagged_check {
+    ckpt_rtxn *tx;
+    ckpt_iter_cb cb;
+    void *payload;
+    uint8_t prev[CKPT_NAMEKEY_MAX + 8];
+    size_t prev_len;
+};
+
+static int tagged_cb(const ckpt_val *key, const ckpt_val *val, void *p)
+{
+    struct tagged_check *t = p;
+    ckpt_rtxn *tx = t->tx;
+    int rc = 0;
+    if (t->prev_len > 0) {
+        size_t n = key->len < t->prev_len ? key->len : t->prev_len;
+        int c = memcmp(key->data, t->prev, n);
+        if (c < 0 || (c == 0 && key->len <= t->prev_len)) {
+            char kt[200];
+            key_text(kt, sizeof kt, key->data, key->len);
+            snprintf(tx->damage_what, sizeof tx->damage_what, "out of order after the entry "
+                     "before it: the index is damaged");
+            rc = ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database "
+                             "kvtag_name, key %s: out of order after the entry before it: the "
+                             "index is damaged", tx->st->path, tx->st->opts.rank, kt);
+        }
+    }
+    if (key->len <= sizeof t->prev) {
+        memcpy(t->prev, key->data, key->len);
+        t->prev_len = key->len;
+    }
+    if (rc == 0)
+        rc = tagidx_backed(tx, key->data, key->len);
+    if (rc == 0)
+        return t->cb(key, val, t->payload);
+    if (rc != CKPT_E_CORRUPT || tx->damage_cb == NULL)
+        return rc;
+    tx->damage_cb(CKPT_DB_TAG_INDEX, key, tx->damage_what, tx->damage_arg);
+    return 0;
+}
+
 int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_cb cb,
               void *payload)
 {
@@ -338,9 +480,14 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     }
     cur = c;
     if (db == CKPT_DB_TAG_INDEX) {
-        /* its own layout (tagidx.c), under the same recovery point */
+        /* its own layout (tagidx.c), under the same recovery point;
+         * format 4: every entry checked against its kvtag (tagged_cb) */
         int cb_rc;
-        rc = ckpt_tagidx_iter(tx, cur, &g, prefix, plen, cb, payload, &cb_rc);
+        struct tagged_check tc = {tx, cb, payload, {0}, 0};
+        if (tx->st->csum)
+            rc = ckpt_tagidx_iter(tx, cur, &g, prefix, plen, tagged_cb, &tc, &cb_rc);
+        else
+            rc = ckpt_tagidx_iter(tx, cur, &g, prefix, plen, cb, payload, &cb_rc);
         ckpt_guard_pop(&g);
         mdb_cursor_close(cur);
         if (rc == 0)
@@ -362,9 +509,17 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
         }
         if (plen > 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0))
             break;
-        ckpt_val ck = {k.mv_size, k.mv_data}, cv = {v.mv_size, v.mv_data};
         ckpt_guard_pop(&g);
-        int r = cb(&ck, &cv, payload);
+        int r = 0;
+        if (tx->st->csum && (r = unseal(tx, db, &k, &v)) != 0 && tx->damage_cb != NULL) {
+            /* skip-and-report: the record is left out, and said so */
+            ckpt_val ck = {k.mv_size, k.mv_data};
+            tx->damage_cb(db, &ck, tx->damage_what, tx->damage_arg);
+            r = 0;
+        } else if (r == 0) {
+            ckpt_val ck = {k.mv_size, k.mv_data}, cv = {v.mv_size, v.mv_data};
+            r = cb(&ck, &cv, payload);
+        }
         if (r != 0) {
             mdb_cursor_close(cur);
             return r;

@@ -47,12 +47,6 @@ static int del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int put(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen)
-{
-    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    return mdb_put(txn, dbi, &key, &val, 0);
-}
-
 /* LMDB splits a full leaf page in half, so keys inserted in ascending order
  * leave every page about half empty; with MDB_APPEND the new key starts a
  * new page and the old one stays full. MDB_APPEND fails (MDB_KEYEXIST, and
@@ -67,11 +61,50 @@ int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsig
     return mdb_put(txn, dbi, key, val, flags); /* with MDB_NOOVERWRITE: *val = the old value */
 }
 
-static int put_app(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,
-                   size_t vlen)
+/* mdb_put of key -> val with format 4's checksum (csum.h) after the value
+ * (MDB_RESERVE: the value is written once, in place). */
+static int put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                      unsigned flags)
+{
+    if (!st->csum)
+        return mdb_put(txn, dbi, key, val, flags);
+    MDB_val r = {val->mv_size + CKPT_CSUM_LEN, NULL};
+    int rc = mdb_put(txn, dbi, key, &r, flags | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE)) {
+        /* the old value, without its checksum */
+        val->mv_data = r.mv_data;
+        val->mv_size = r.mv_size >= CKPT_CSUM_LEN ? r.mv_size - CKPT_CSUM_LEN : 0;
+        return rc;
+    }
+    if (rc)
+        return rc;
+    memcpy(r.mv_data, val->mv_data, val->mv_size);
+    ckpt_csum_seal(key->mv_data, key->mv_size, r.mv_data, val->mv_size);
+    return 0;
+}
+
+int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                 unsigned flags)
+{
+    MDB_val v = *val;
+    int rc = put_sealed(st, txn, dbi, key, &v, MDB_APPEND);
+    if (rc != MDB_KEYEXIST)
+        return rc;
+    return put_sealed(st, txn, dbi, key, val, flags);
+}
+
+static int put_app(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
+                   const void *v, size_t vlen)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    return ckpt_put_append(txn, dbi, &key, &val, 0);
+    return ckpt_put_rec(st, txn, dbi, &key, &val, 0);
+}
+
+/* A value read inside a write transaction, without its checksum. */
+static void unseal(const ckpt_store *st, MDB_val *v)
+{
+    if (st->csum)
+        v->mv_size = v->mv_size >= CKPT_CSUM_LEN ? v->mv_size - CKPT_CSUM_LEN : 0;
 }
 
 /* The tag index's logical key of a kvtag key: owner . namekey -> namekey .
@@ -118,8 +151,8 @@ static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefi
 }
 
 /* Delete the name-index entry `ikey` only if it still names `id`. */
-static int del_index_if(MDB_txn *txn, MDB_dbi dbi, const uint8_t *ikey, size_t ilen,
-                        const uint8_t id8[8])
+static int del_index_if(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const uint8_t *ikey,
+                        size_t ilen, const uint8_t id8[8])
 {
     MDB_val k = {ilen, (void *)ikey}, v;
     int rc = mdb_get(txn, dbi, &k, &v);
@@ -127,6 +160,7 @@ static int del_index_if(MDB_txn *txn, MDB_dbi dbi, const uint8_t *ikey, size_t i
         return 0;
     if (rc)
         return rc;
+    unseal(st, &v);
     if (v.mv_size == 8 && memcmp(v.mv_data, id8, 8) == 0)
         return mdb_del(txn, dbi, &k, NULL);
     return 0;
@@ -166,7 +200,7 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val k = {ilen, (void *)ikey}, v = {8, (void *)id8};
     int hashed = 0;
-    int rc = ckpt_put_append(txn, dbi, &k, &v, MDB_NOOVERWRITE);
+    int rc = ckpt_put_rec(st, txn, dbi, &k, &v, MDB_NOOVERWRITE);
     if (rc != MDB_KEYEXIST)
         return rc;
     ckpt_key_name_len(ikey, ilen, &hashed);
@@ -175,6 +209,8 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
         MDB_dbi rdbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
         if (mdb_get(txn, rdbi, &ok, &orec) == 0 && mdb_get(txn, rdbi, &nk, &nrec) == 0) {
             const char *n1, *n2;
+            unseal(st, &orec);
+            unseal(st, &nrec);
             size_t l1, l2;
             int32_t ts;
             uint64_t c;
@@ -188,7 +224,7 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
     }
     v.mv_size = 8;
     v.mv_data = (void *)id8;
-    return mdb_put(txn, dbi, &k, &v, 0);
+    return put_sealed(st, txn, dbi, &k, &v, 0);
 }
 
 /* Put obj/cont record; drop the old record's index entry if its name
@@ -199,16 +235,16 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
     MDB_dbi idbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val key = {8, (void *)k}, val = {vlen, (void *)v};
-    int rc = ckpt_put_append(txn, dbi, &key, &val, MDB_NOOVERWRITE);
+    int rc = ckpt_put_rec(st, txn, dbi, &key, &val, MDB_NOOVERWRITE);
     if (rc == MDB_KEYEXIST) {
         uint8_t old[CKPT_NAMEKEY_MAX + 4];
         size_t on = rec_index_key(old, is_obj, val.mv_data, val.mv_size, NULL);
         if (on > 0 && (on != alen || memcmp(old, a, on) != 0) &&
-            (rc = del_index_if(txn, idbi, old, on, k)) != 0)
+            (rc = del_index_if(st, txn, idbi, old, on, k)) != 0)
             return rc;
         val.mv_size = vlen;
         val.mv_data = (void *)v;
-        rc = mdb_put(txn, dbi, &key, &val, 0);
+        rc = put_sealed(st, txn, dbi, &key, &val, 0);
     }
     if (rc)
         return rc;
@@ -222,11 +258,12 @@ static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
     int rc = mdb_get(txn, dbi, &key, &val);
     if (rc == 0) {
         uint8_t ik[CKPT_NAMEKEY_MAX + 4], mk[16];
+        unseal(st, &val);
         uint64_t cont_id = 0;
         size_t n = rec_index_key(ik, is_obj, val.mv_data, val.mv_size, &cont_id);
         if (n > 0 &&
-            (rc = del_index_if(txn, st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME], ik, n,
-                               k)) != 0)
+            (rc = del_index_if(st, txn, st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME], ik,
+                               n, k)) != 0)
             return rc;
         if (is_obj && cont_id != 0) {
             ckpt_key_u64(mk, cont_id);
@@ -253,7 +290,7 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     case OP_PUT:
         if (h->db == CKPT_DB_TAG_INDEX)
             return ckpt_tagidx_log(st, TAGIDX_OP_PUT, k, h->klen);
-        return put_app(txn, st->dbi[h->db], k, h->klen, v, h->vlen);
+        return put_app(st, txn, st->dbi[h->db], k, h->klen, v, h->vlen);
     case OP_DEL:
         if (h->db == CKPT_DB_TAG_INDEX)
             return ckpt_tagidx_log(st, TAGIDX_OP_DEL, k, h->klen);
@@ -267,7 +304,7 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     case OP_DEL_CONT:
         return del_named(st, txn, 0, k);
     case OP_PUT_KVTAG:
-        if ((rc = put_app(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
+        if ((rc = put_app(st, txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
             return rc;
         return ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, k, h->klen));
     case OP_DEL_KVTAG:
@@ -337,7 +374,8 @@ static int apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *do
     for (size_t i = 0; i < n; i++) {
         const struct op_hdr *h = st->run[i].h;
         const uint8_t *k = (const uint8_t *)(h + 1);
-        int rc = put_app(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, k + h->klen + h->alen, h->vlen);
+        int rc = put_app(st, txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, k + h->klen + h->alen,
+                         h->vlen);
         if (rc)
             return rc;
     }
@@ -367,7 +405,8 @@ static int put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *
     size_t len;
     if (ckpt_meta_encode(buf, sizeof buf, &len, m) != 0)
         return EINVAL;
-    return put(txn, st->dbi[CKPT_DB_META], CKPT_META_KEY, strlen(CKPT_META_KEY), buf, len);
+    MDB_val key = {strlen(CKPT_META_KEY), CKPT_META_KEY}, val = {len, buf};
+    return put_sealed(st, txn, st->dbi[CKPT_DB_META], &key, &val, 0);
 }
 
 static int grow_map(ckpt_store *st)
@@ -1034,18 +1073,63 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
     if (!*fresh) {
         size_t off = 0;
         rc = mdb_get(txn, st->dbi[CKPT_DB_META], &k, &v);
-        if (rc == MDB_NOTFOUND)
+        if (rc == MDB_NOTFOUND) {
+            /* format 4: a record there whose checksum holds for the key
+             * "meta" is the meta record under a damaged key */
+            MDB_cursor *mc;
+            MDB_val dk, dv;
+            int damaged = 0;
+            if (mdb_cursor_open(txn, st->dbi[CKPT_DB_META], &mc) == 0) {
+                for (int r = mdb_cursor_get(mc, &dk, &dv, MDB_FIRST); r == 0 && !damaged;
+                     r = mdb_cursor_get(mc, &dk, &dv, MDB_NEXT))
+                    damaged = ckpt_csum_check(k.mv_data, k.mv_size, dv.mv_data, dv.mv_size, NULL,
+                                              NULL) == 0;
+                mdb_cursor_close(mc);
+            }
+            if (damaged)
+                return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database meta: "
+                                   "the meta record is stored under a damaged key (its checksum "
+                                   "holds for the key \"meta\")", st->path, st->opts.rank);
             return ckpt_seterr(NULL, CKPT_E_NOTSTORE, 0, "%s/data.mdb: meta database has no \"meta\" record: "
                                "not a pdc-ckpt store", st->path);
+        }
         if (rc)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: reading meta", st->path);
-        int code = ckpt_meta_decode(&st->meta, v.mv_data, v.mv_size, &off);
+        /* Format 4's meta record ends with its checksum; an older one does
+         * not (csum.h). One whose checksum holds is format 4 or later; one
+         * whose checksum does not hold must decode whole as format 1 to 3
+         * (a format 4 record with a damaged checksum does not: 4 bytes
+         * trail its BULKI document, or it says 4). */
+        uint32_t cs_stored = 0, cs_comp = 0;
+        int sealed = ckpt_csum_check(k.mv_data, k.mv_size, v.mv_data, v.mv_size, &cs_stored,
+                                     &cs_comp) == 0;
+        int code = ckpt_meta_decode(&st->meta, v.mv_data, v.mv_size - (sealed ? CKPT_CSUM_LEN : 0),
+                                    &off);
+        if (code == 0 && st->meta.format_version <= CKPT_FORMAT_VERSION &&
+            sealed != (st->meta.format_version >= CKPT_FORMAT_CSUM)) {
+            if (!sealed)
+                return ckpt_csum_error(st, "meta", k.mv_data, k.mv_size, v.mv_size, cs_stored,
+                                       cs_comp, NULL, 0);
+            return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: the meta record carries a "
+                               "checksum but says format %u, which has none: it is damaged",
+                               st->path, st->meta.format_version);
+        }
+        if (code != 0 && code != CKPT_E_NOTSTORE && !sealed && v.mv_size > CKPT_CSUM_LEN &&
+            ckpt_meta_decode(&st->meta, v.mv_data, v.mv_size - CKPT_CSUM_LEN, &off) == 0 &&
+            st->meta.format_version >= CKPT_FORMAT_CSUM &&
+            st->meta.format_version <= CKPT_FORMAT_VERSION)
+            /* a format 4 record whose bytes or checksum changed */
+            return ckpt_csum_error(st, "meta", k.mv_data, k.mv_size, v.mv_size, cs_stored,
+                                   cs_comp, NULL, 0);
+        st->csum = sealed;
         if (code == CKPT_E_NOTSTORE)
             return ckpt_seterr(NULL, code, 0, "%s/data.mdb: meta record lacks the \"%s\" magic: "
                                "not a pdc-ckpt store", st->path, CKPT_FORMAT_MAGIC);
         if (code)
-            return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: meta record is damaged "
-                               "(near byte %zu of %zu)", st->path, off, v.mv_size);
+            return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database meta: "
+                               "meta record is damaged (near byte %zu of %zu%s)", st->path,
+                               st->opts.rank, off, v.mv_size,
+                               sealed ? "" : "; no checksum holds for it");
         if (st->meta.format_version > CKPT_FORMAT_VERSION)
             return ckpt_seterr(NULL, CKPT_E_VERSION, 0, "%s: store format version %u is newer than "
                                "this build's version %u; use a newer pdc-ckpt", st->path,
@@ -1064,7 +1148,10 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
     }
     /* Format 1's tag index is a plain database; format 2's is DUPSORT
      * (store/tagidx.c). */
-    const unsigned version = *fresh ? CKPT_FORMAT_VERSION : st->meta.format_version;
+    if (*fresh)
+        st->csum = ckpt_csum_enabled();
+    const unsigned version = *fresh ? (st->csum ? CKPT_FORMAT_VERSION : CKPT_FORMAT_CSUM - 1)
+                                    : st->meta.format_version;
     for (int db = CKPT_DB_META + 1; db < CKPT_DB_COUNT; db++) {
         unsigned flags = rdonly ? 0 : MDB_CREATE;
         if (db == CKPT_DB_TAG_INDEX && version >= 2)
@@ -1090,8 +1177,8 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
         if ((rc = ckpt_tagidx_migrate_v1(st, txn)) != 0)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: converting the store "
                                "from format 1 to %u failed at the tag index; nothing was changed",
-                               st->path, CKPT_FORMAT_VERSION);
-        st->meta.format_version = CKPT_FORMAT_VERSION;
+                               st->path, CKPT_FORMAT_CSUM - 1);
+        st->meta.format_version = CKPT_FORMAT_CSUM - 1;
     }
     /* Format 3's tag-index delta (tagidx.c): a writer creates it in a
      * format 2 store (an empty delta is format 2's index as it is) and
@@ -1111,12 +1198,17 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
             rc = 0; /* a reader may still read the rest; reads of the tag index say what is wrong */
         if (rc != 0)
             return ckpt_seterr(NULL, rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
-                               "%s/data.mdb: reading %s: %s%s", st->path, CKPT_DELTA_DB,
-                               where[0] ? where : "", where[0] ? ": the database is damaged" : "");
+                               "%s/data.mdb: rank %d, reading %s: %s%s", st->path, st->opts.rank,
+                               CKPT_DELTA_DB, where[0] ? where : "",
+                               where[0] ? ": the database is damaged" : "");
         if (st->delta_pending > 0)
             st->delta_since_ms = mono_ms();
+        /* A writer of a store without checksums converts it to format 3
+         * and no further: format 4 would need every record rewritten
+         * (ckpt-inspect copy does that); a format 3 store stays readable
+         * by the builds before format 4. */
         if (!rdonly)
-            st->meta.format_version = CKPT_FORMAT_VERSION;
+            st->meta.format_version = st->csum ? CKPT_FORMAT_VERSION : CKPT_FORMAT_CSUM - 1;
     }
     return 0;
 }
@@ -1343,7 +1435,7 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
     }
     if (fresh) {
         memset(&st->meta, 0, sizeof st->meta);
-        st->meta.format_version = CKPT_FORMAT_VERSION;
+        st->meta.format_version = st->csum ? CKPT_FORMAT_VERSION : CKPT_FORMAT_CSUM - 1;
         st->meta.rank = o->rank;
         st->meta.nranks = o->nranks;
         st->meta.origin_nranks = o->nranks;
@@ -1983,6 +2075,8 @@ struct compact_job {
     MDB_dbi dbi;
     int dup; /* a DUPSORT tag index (format 2): logical keys split again */
     int rc;
+    int seal; /* format 4: values get their checksum (csum.h) */
+    int meta; /* the meta record: written as format 4's */
 };
 
 static int compact_put(const ckpt_val *k, const ckpt_val *v, void *p)
@@ -1998,6 +2092,29 @@ static int compact_put(const ckpt_val *k, const ckpt_val *v, void *p)
         kk.mv_size = k->len - 8;
         vv.mv_size = 8;
         vv.mv_data = (char *)k->data + k->len - 8;
+    } else if (j->seal) {
+        /* the converting copy: the record (ckpt_iter checked and removed
+         * a checksum it had) with a checksum of its own */
+        uint8_t mbuf[512];
+        struct ckpt_store_info m;
+        size_t off, mlen;
+        if (j->meta && k->len == strlen(CKPT_META_KEY) &&
+            memcmp(k->data, CKPT_META_KEY, k->len) == 0 &&
+            ckpt_meta_decode(&m, v->data, v->len, &off) == 0) {
+            m.format_version = CKPT_FORMAT_VERSION;
+            if (ckpt_meta_encode(mbuf, sizeof mbuf, &mlen, &m) != 0) {
+                j->rc = EINVAL;
+                return 1;
+            }
+            vv.mv_data = mbuf;
+            vv.mv_size = mlen;
+        }
+        MDB_val r = {vv.mv_size + CKPT_CSUM_LEN, NULL};
+        if ((j->rc = mdb_put(j->txn, j->dbi, &kk, &r, MDB_APPEND | MDB_RESERVE)) != 0)
+            return 1;
+        memcpy(r.mv_data, vv.mv_data, vv.mv_size);
+        ckpt_csum_seal(kk.mv_data, kk.mv_size, r.mv_data, vv.mv_size);
+        return 0;
     }
     /* MDB_APPEND(DUP): keys come in order; a damaged source whose keys do
      * not is refused (MDB_KEYEXIST) rather than copied into a broken tree */
@@ -2027,10 +2144,13 @@ static int copy_compact(ckpt_store *st, const char *file)
         what = "mdb_txn_begin";
         rc = mdb_txn_begin(env, NULL, 0, &txn);
     }
+    /* With checksums on (ckpt_csum_enabled), the copy is always in the
+     * current format: DUPSORT tag index, checksums, meta saying format 4.
+     * Without, the same layout as the source (format 1 to 3). */
+    const int seal = st->csum || ckpt_csum_enabled();
     for (int db = 0; rc == 0 && db < CKPT_DB_COUNT; db++) {
-        /* the same layout as the source (format 1 or 2) */
-        int dup = db == CKPT_DB_TAG_INDEX && st->tagidx_dup;
-        struct compact_job j = {txn, 0, dup, 0};
+        int dup = db == CKPT_DB_TAG_INDEX && (st->tagidx_dup || seal);
+        struct compact_job j = {txn, 0, dup, 0, seal, db == CKPT_DB_META};
         what = "mdb_dbi_open";
         if ((rc = mdb_dbi_open(txn, ckpt_db_name(db), MDB_CREATE | (dup ? CKPT_TAGIDX_FLAGS : 0),
                                &j.dbi)) != 0)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ckpt_store.h"
+#include "csum.h"
 
 /* Staged operation kinds (in-memory only; never on disk). */
 enum op_kind {
@@ -86,6 +87,9 @@ struct ckpt_store {
      * store opened read-only). Every read and write of CKPT_DB_TAG_INDEX
      * goes through tagidx.c, which shows both as format 1's logical keys. */
     int tagidx_dup;
+    /* Format 4: every value carries its record checksum (csum.h); reads
+     * check and strip it (read.c), writes append it (ckpt_put_rec) */
+    int csum;
     /* Format 3: the tag index's recent entries (tagidx.c, "The delta").
      * A commit logs its tag-index puts and deletes into dbuf, then appends
      * them to the kvtag_delta database as chunks; the background thread
@@ -156,6 +160,11 @@ struct ckpt_rtxn {
     const char *map_lo, *map_hi;
     struct ckpt_tagidx_view *view; /* tagidx.c: the delta's overlay, once read */
     int view_built;
+    /* ckpt_rtxn_on_damage: iterations report a record whose checksum
+     * fails here and skip it, instead of failing with CKPT_E_CORRUPT */
+    ckpt_damage_cb damage_cb;
+    void *damage_arg;
+    char damage_what[160];  /* what the last damaged record had wrong */
 };
 
 /* guard.c: a recovery point for one stretch of LMDB calls. Use:
@@ -256,6 +265,18 @@ int ckpt_tagidx_count(ckpt_rtxn *tx, MDB_cursor *volatile *curp, uint64_t main_e
 #define CKPT_TAGIDX_REPORTED (-29000)
 #define CKPT_DELTA_DB "kvtag_delta"
 #define CKPT_TAGIDX_FLAGS (MDB_DUPSORT | MDB_DUPFIXED)
+
+/* store.c: put of a record key -> val into database db, with format 4's
+ * checksum when st->csum; appends as ckpt_put_append does. With
+ * MDB_NOOVERWRITE, on MDB_KEYEXIST *val is the old value, its checksum
+ * left out. */
+int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                 unsigned flags);
+/* read.c: a value's checksum is wrong, or it is too short to hold one:
+ * CKPT_E_CORRUPT naming the rank, database and key; what (may be NULL)
+ * gets the short reason */
+int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen);
 
 /* store.c: put that appends (MDB_APPEND, full pages) when the key sorts
  * after every key of the database, else an ordinary put. */

@@ -423,7 +423,8 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
         }
         uint8_t kb[8];
         ckpt_key_u64(kb, *seq);
-        MDB_val k = {8, kb}, v = {4 + end - off, NULL};
+        /* format 4: the chunk's checksum after it (csum.h) */
+        MDB_val k = {8, kb}, v = {4 + end - off + (st->csum ? CKPT_CSUM_LEN : 0), NULL};
         int rc = mdb_put(txn, st->delta_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
         if (rc)
             return rc;
@@ -433,6 +434,8 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
         p[2] = (uint8_t)(n >> 8);
         p[3] = (uint8_t)n;
         memcpy(p + 4, st->dbuf + off, end - off);
+        if (st->csum)
+            ckpt_csum_seal(kb, 8, p, 4 + end - off);
         (*seq)++;
         off = end;
     }
@@ -442,12 +445,20 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
 /* Check a chunk and append its entries to *ents (grown as needed; ents
  * NULL: only check them); *n is
  * the count so far. 0, ENOMEM, or MDB_CORRUPTED with where = what is wrong. */
-static int chunk_entries(struct dent **ents, size_t *n, size_t *cap, const MDB_val *key,
+static int chunk_entries(int csum, struct dent **ents, size_t *n, size_t *cap, const MDB_val *key,
                          const MDB_val *val, char *where, size_t wlen)
 {
     const uint8_t *p = val->mv_data;
     size_t len = val->mv_size, off = 4;
     uint64_t seq = key->mv_size == 8 ? ckpt_key_get_u64(key->mv_data) : 0;
+    uint32_t cs, cc;
+    if (csum && ckpt_csum_check(key->mv_data, key->mv_size, p, len, &cs, &cc) != 0) {
+        snprintf(where, wlen, "chunk %llu: checksum mismatch (stored %08x, computed %08x)",
+                 (unsigned long long)seq, cs, cc);
+        return MDB_CORRUPTED;
+    }
+    if (csum)
+        len -= CKPT_CSUM_LEN;
     if (key->mv_size != 8 || len < 4) {
         snprintf(where, wlen, "chunk %llu: %s", (unsigned long long)seq,
                  key->mv_size != 8 ? "a key that is not 8 bytes" : "shorter than its header");
@@ -527,7 +538,7 @@ int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if ((rc = chunk_entries(NULL, &n, NULL, &k, &v, where, wlen)) != 0)
+        if ((rc = chunk_entries(st->csum, NULL, &n, NULL, &k, &v, where, wlen)) != 0)
             break;
         last = ckpt_key_get_u64(k.mv_data);
     }
@@ -557,7 +568,7 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
             *more = 1;
             break;
         }
-        if ((rc = chunk_entries(&e, &n, &cap, &k, &v, where, wlen)) != 0)
+        if ((rc = chunk_entries(st->csum, &e, &n, &cap, &k, &v, where, wlen)) != 0)
             goto done;
         chunks++;
     }
@@ -628,15 +639,15 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
             rc = MDB_CORRUPTED;
             break;
         }
-        if ((rc = chunk_entries(&e, &n, &cap, &k, &v, where, sizeof where)) != 0)
+        if ((rc = chunk_entries(tx->st->csum, &e, &n, &cap, &k, &v, where, sizeof where)) != 0)
             break;
     }
     mdb_cursor_close(cur);
     if (rc != MDB_NOTFOUND) {
         free(e);
         if (rc == MDB_CORRUPTED)
-            ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: %s: the database is "
-                        "damaged", st->path, CKPT_DELTA_DB, where);
+            ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, reading %s: %s: the "
+                        "database is damaged", st->path, st->opts.rank, CKPT_DELTA_DB, where);
         return rc == MDB_CORRUPTED ? CKPT_TAGIDX_REPORTED : rc;
     }
     size_t m = dents_collapse(e, n);

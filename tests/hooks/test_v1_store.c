@@ -184,7 +184,10 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
     copy_fixture(f->root);
     HTU_OK(ckpt_hooks_open(&h, &o));
     HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
-    assert_int_equal(info.format_version, CKPT_FORMAT_VERSION);
+    /* format 3, the last without checksums: format 4 would need every
+     * record rewritten (ckpt_store_copy does that) */
+    assert_int_equal(info.format_version, 3);
+    assert_false(ckpt_store_has_checksums(ckpt_hooks_store(h)));
     check_contents(h);
     HTU_OK(ckpt_rtxn_begin(&tx, ckpt_hooks_store(h)));
     HTU_OK(ckpt_db_stat(tx, CKPT_DB_KVTAG, &nk, NULL));
@@ -230,6 +233,46 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
     HTU_OK(ckpt_hooks_close(h));
 }
 
+/* The store's compacting copy (what ckpt-inspect copy uses for a store
+ * without checksums) writes an older store out in format 4, checksums and
+ * all, with the same content; the original is left as it was. The plain
+ * copy is the file as it is. */
+static void test_v1_store_copies_into_format_4(void **state)
+{
+    struct htu_fix *f = htu_fix(state);
+    struct ckpt_hooks_opts o = htu_opts(state);
+    struct ckpt_store_info info;
+    char data[800], src[1200], croot[800], cdir[900];
+    ckpt_store *st;
+    ckpt_hooks *h;
+    copy_fixture(f->root);
+    HTU_OK(ckpt_store_open_readonly(&st, f->root, 0));
+    assert_false(ckpt_store_has_checksums(st));
+    snprintf(croot, sizeof croot, "%s/copy", f->dir);
+    snprintf(cdir, sizeof cdir, "%s/rank-0", croot);
+    for (int compact = 0; compact <= 1; compact++) {
+        htu_rmtree(croot);
+        HTU_OK(ckpt_store_copy(st, cdir, compact));
+        o.store_root = croot;
+        HTU_OK(ckpt_hooks_open_readonly(&h, &o));
+        HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
+        assert_int_equal(info.format_version, compact ? CKPT_FORMAT_VERSION : g_version);
+        assert_int_equal(ckpt_store_has_checksums(ckpt_hooks_store(h)), compact);
+        check_contents(h);
+        HTU_OK(ckpt_hooks_close(h));
+    }
+    ckpt_store_close(st);
+    /* and a writer of the copy keeps it in format 4 */
+    HTU_OK(ckpt_hooks_open(&h, &o));
+    HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
+    assert_int_equal(info.format_version, CKPT_FORMAT_VERSION);
+    check_contents(h);
+    HTU_OK(ckpt_hooks_close(h));
+    snprintf(data, sizeof data, "%s/rank-0/data.mdb", f->root);
+    snprintf(src, sizeof src, "%s/rank-0/data.mdb", g_fixture);
+    assert_true(same_file(data, src));
+}
+
 static void test_v1_store_is_not_converted_without_the_writer_lock(void **state)
 {
     struct htu_fix *f = htu_fix(state);
@@ -263,6 +306,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         T(test_v1_store_read_only_is_read_as_it_is),
         T(test_v1_store_is_converted_by_a_writer),
+        T(test_v1_store_copies_into_format_4),
         T(test_v1_store_is_not_converted_without_the_writer_lock),
     };
 #undef T

@@ -72,7 +72,7 @@ expect_rc 1 "$insp" verify "$dir/d"
 has '^rank 0: kvtag_name: name "Group" owner 1000000042: points nowhere: owner 1000000042 has no such kvtag$'
 expect_rc 1 "$insp" find "$dir/d" --tag Group
 [ "$(wc -l <"$dir/out")" = 10 ] || fail "find on damaged store: $(cat "$dir/out")"
-grep -q "^ckpt-inspect: $dir/d/rank-0: kvtag_name: name \"Group\" owner 1000000042: no kvtag record" "$dir/err" || fail "find: $(cat "$dir/err")"
+grep -q "^ckpt-inspect: $dir/d/rank-0: kvtag_name: name \"Group\" owner 1000000042: points nowhere: owner 1000000042 has no such kvtag" "$dir/err" || fail "find: $(cat "$dir/err")"
 
 # 5. a rank that does not open: verification goes on with the other
 fresh
@@ -84,7 +84,7 @@ has " in 1 ranks$"
 # reported one by one
 [ "$(grep -c '^rank ' "$dir/out")" -le 2 ] || fail "too many problems: $(cat "$dir/out")"
 expect_rc 1 "$insp" stat "$dir/d"
-grep -q "^rank-0: format 3" "$dir/out" || fail "stat skipped the good rank"
+grep -q "^rank-0: format 4" "$dir/out" || fail "stat skipped the good rank"
 grep -q "^ckpt-inspect: $dir/d/rank-1/data.mdb: cannot open" "$dir/err" || fail "stat: $(cat "$dir/err")"
 
 # 6. a truncated data.mdb (the store refuses to open it: mapping it would

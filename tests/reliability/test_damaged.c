@@ -446,9 +446,9 @@ static void test_truncated_empty(void **state)
 }
 
 /* A flipped bit inside an object record: LMDB has no checksums, so the
- * store opens, but the record no longer decodes. Lookups of it and the
- * rebuild say so, naming database and key; every other record is still
- * there. */
+ * store opens, but the record's own (format 4) no longer holds. Lookups of
+ * it and the rebuild say so (CKPT_E_CORRUPT), naming rank, database and
+ * key; every other record is still there. */
 static void test_bitflip_object(void **state)
 {
     struct fix *f = *state;
@@ -463,18 +463,19 @@ static void test_bitflip_object(void **state)
     struct rel_outcome out;
     expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
     /* map restart: every object but the victim is complete; the victim's
-     * lookup is CKPT_E_RECORD, naming the database and the key */
-    expect("map restart", probe_map, f->root, 0, CKPT_E_RECORD, &out);
+     * lookup is CKPT_E_CORRUPT, naming the rank, database and key */
+    expect("map restart", probe_map, f->root, 0, CKPT_E_CORRUPT, &out);
     assert_int_equal(out.v[0], NOBJ - 1);
     assert_int_equal(out.v[1], 0);
     assert_int_equal(out.v[2], 1);
     assert_int_equal(out.v[3], victim);
-    has(out.msg, "record in obj under key", "map lookup");
+    has(out.msg, "rank 0, database obj, key", "map lookup");
+    has(out.msg, "checksum mismatch", "map lookup");
     has(out.msg, hex, "map lookup");
-    /* rebuild: stops with CKPT_E_RECORD instead of skipping the record */
-    expect("rebuild restart", probe_rebuild, f->root, 0, CKPT_E_RECORD, &out);
+    /* rebuild: stops with CKPT_E_CORRUPT instead of skipping the record */
+    expect("rebuild restart", probe_rebuild, f->root, 0, CKPT_E_CORRUPT, &out);
     has(out.msg, "rank-0/data.mdb", "rebuild");
-    has(out.msg, "record in obj under key", "rebuild");
+    has(out.msg, "rank 0, database obj, key", "rebuild");
     has(out.msg, hex, "rebuild");
 
     char id[32];
@@ -583,14 +584,15 @@ static void test_bitflip_kvtag(void **state)
 
     struct rel_outcome out;
     expect("read-only open", probe_open_ro, f->root, 1, 0, &out);
-    expect("map restart", probe_map, f->root, 1, CKPT_E_RECORD, &out);
+    expect("map restart", probe_map, f->root, 1, CKPT_E_CORRUPT, &out);
     assert_int_equal(out.v[0], NOBJ - 1);
     assert_int_equal(out.v[2], 1);
     assert_int_equal(out.v[3], victim);
-    has(out.msg, "record in kvtag under key", "map lookup");
+    has(out.msg, "rank 1, database kvtag, key", "map lookup");
+    has(out.msg, "checksum mismatch", "map lookup");
     has(out.msg, hex, "map lookup");
-    expect("rebuild restart", probe_rebuild, f->root, 1, CKPT_E_RECORD, &out);
-    has(out.msg, "record in kvtag under key", "rebuild");
+    expect("rebuild restart", probe_rebuild, f->root, 1, CKPT_E_CORRUPT, &out);
+    has(out.msg, "rank 1, database kvtag, key", "rebuild");
     has(out.msg, hex, "rebuild");
     expect_inspect_fails(f->root, 1);
     if (!has_line("rank 1: kvtag", NULL))
@@ -625,9 +627,13 @@ static void test_newer_version(void **state)
     assert_int_equal(rel_set_meta_version(f->root, 0, CKPT_FORMAT_VERSION + 1, why, sizeof why), 0);
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     char *before = slurp(p, &before_len);
-    expect_refused(f->root, 0, CKPT_E_VERSION, "rank-0", "version 4 is newer", "version 3", NULL);
+    char newer[48], ours[32], theirs[32];
+    snprintf(newer, sizeof newer, "version %u is newer", CKPT_FORMAT_VERSION + 1);
+    snprintf(theirs, sizeof theirs, "version %u", CKPT_FORMAT_VERSION + 1);
+    snprintf(ours, sizeof ours, "version %u", CKPT_FORMAT_VERSION);
+    expect_refused(f->root, 0, CKPT_E_VERSION, "rank-0", newer, ours, NULL);
     expect_inspect_fails(f->root, 0);
-    if (!has_line("rank 0: ", "version 4", NULL))
+    if (!has_line("rank 0: ", theirs, NULL))
         fail_msg("ckpt-inspect verify does not name the version:\n%s", g_out);
     char *after = slurp(p, &after_len);
     assert_int_equal(before_len, after_len);

@@ -205,7 +205,11 @@ static void test_reads_overlay_the_unmerged_delta(void **state)
     uint64_t rng = 42;
     char when[64];
     memset(&m, 0, sizeof m);
+    /* the model's raw index edits leave entries no kvtag backs: format 3
+     * (format 4 refuses those on reads: test_store_checksum) */
+    setenv("PDC_CKPT_CHECKSUMS", "0", 1);
     ckpt_store *st = stu_open(&o);
+    unsetenv("PDC_CKPT_CHECKSUMS");
     for (int round = 0; round < 12; round++) {
         for (int i = 0; i < 150; i++)
             random_op(st, &m, &rng);

@@ -35,8 +35,12 @@ CONFIGURED_MPIEXEC = "@MPIEXEC_EXECUTABLE@"
 CONFIGURED_NPFLAG = "@MPIEXEC_NUMPROC_FLAG@"
 
 METHODS = ["lmdb", "lmdb-raw", "fwrite", "bulki", "sqlite", "rocksdb"]
+# Not in "all": the lmdb method on a store created without record checksums
+# (format 3, PDC_CKPT_CHECKSUMS=0; docs/STORE.md "Record checksums"), to
+# measure what they cost against "lmdb" in the same invocation.
+EXTRA_METHODS = {"lmdb-nocsum": ("lmdb", {"PDC_CKPT_CHECKSUMS": "0"})}
 HAS_MAP = {"lmdb": True, "lmdb-raw": True, "fwrite": False, "bulki": False, "sqlite": True,
-           "rocksdb": True}
+           "rocksdb": True, "lmdb-nocsum": True}
 PHASES = ["workload_s", "close_s", "close_fsync_s", "restart_map_s", "restart_rebuild_s",
           "fsync_commit_s", "unmap_s"]
 
@@ -85,10 +89,11 @@ def method_list(s):
     if s == "all":
         return list(METHODS)
     v = [x.strip() for x in s.split(",") if x.strip()]
-    bad = [x for x in v if x not in METHODS]
+    bad = [x for x in v if x not in METHODS and x not in EXTRA_METHODS]
     if bad or not v:
         raise argparse.ArgumentTypeError("unknown method(s) %s; use %s or all"
-                                         % (",".join(bad) or "''", ",".join(METHODS)))
+                                         % (",".join(bad) or "''",
+                                            ",".join(METHODS + list(EXTRA_METHODS))))
     return v
 
 
@@ -102,7 +107,8 @@ def parse_args(argv):
                + ". Explicit flags override a preset's values.")
     ap.add_argument("--preset", choices=sorted(PRESETS))
     ap.add_argument("--methods", type=method_list, help="comma-separated (default: all): "
-                    + ",".join(METHODS))
+                    + ",".join(METHODS) + "; also lmdb-nocsum: lmdb with record checksums off "
+                    "(PDC_CKPT_CHECKSUMS=0)")
     ap.add_argument("--ranks", type=int_list, help="rank counts, e.g. 1,2,4 (default 1)")
     ap.add_argument("--objects", type=int_list, help="objects, total (or per rank with "
                     "--per-rank); a list runs several state sizes")
@@ -170,11 +176,12 @@ class RunError(Exception):
     pass
 
 
-def run_proc(a, argv):
+def run_proc(a, argv, env=None):
     t0 = time.monotonic()
     try:
         cp = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            universal_newlines=True, timeout=a.timeout)
+                            universal_newlines=True, timeout=a.timeout,
+                            env=dict(os.environ, **env) if env else None)
     except subprocess.TimeoutExpired:
         raise RunError("timed out after %.0f s: %s" % (a.timeout, " ".join(map(shlex.quote, argv))))
     except OSError as e:
@@ -228,7 +235,9 @@ def run_once(a, method, cfg, store):
     """write, restart (map), restart (rebuild): one sample of every phase."""
     mpi = [a.mpiexec, a.npflag, str(cfg["ranks"]), a.workload]
     shutil.rmtree(store, ignore_errors=True)
-    w = run_proc(a, mpi + ["write", "--method", method, "--store", store] + wl_args(cfg))
+    has_map = HAS_MAP[method]
+    method, env = EXTRA_METHODS.get(method, (method, None))
+    w = run_proc(a, mpi + ["write", "--method", method, "--store", store] + wl_args(cfg), env)
     s = {
         "workload_s": float(w["workload_s"]),
         "close_s": float(w["close_s"]),
@@ -245,16 +254,16 @@ def run_once(a, method, cfg, store):
         "store_bytes": store_bytes(store),
         "restart_map_s": None, "rss_map": None,
     }
-    if HAS_MAP[method]:
+    if has_map:
         if a.cold:
             evict(store)
-        r = run_proc(a, mpi + ["restart", "--method", method, "--store", store])
+        r = run_proc(a, mpi + ["restart", "--method", method, "--store", store], env)
         s["restart_map_s"] = float(r["seconds"])
         s["rss_map"] = int(r.get("peak_rss_kb", 0))
     if a.cold:
         evict(store)
     r = run_proc(a, mpi + ["restart", "--method", method, "--store", store, "--rebuild"]
-                 + (["--check"] + wl_args(cfg) if a.check else []))
+                 + (["--check"] + wl_args(cfg) if a.check else []), env)
     s["restart_rebuild_s"] = float(r["seconds"])
     s["rss_rebuild"] = int(r.get("peak_rss_kb", 0))
     if not a.keep:

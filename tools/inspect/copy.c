@@ -82,6 +82,40 @@ static int within(const char *a, const char *b)
     return strncmp(a, b, n) == 0 && (a[n] == 0 || a[n] == '/');
 }
 
+static int count_entry(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    (void)k;
+    (void)v;
+    (*(uint64_t *)p)++;
+    return 0;
+}
+
+/* LMDB's plain copy copies pages without reading records: read every
+ * record of the copy (dst = DEST/rank-R), so that a record whose checksum
+ * fails is found here, as the compacting copy finds it while copying. */
+static int check_copy(const char *dst, int rank)
+{
+    char root[PATH_MAX];
+    ckpt_store *cs;
+    ckpt_rtxn *tx;
+    uint64_t n = 0;
+    int rc;
+    snprintf(root, sizeof root, "%s", dst);
+    char *slash = strrchr(root, '/');
+    if (slash == NULL)
+        return 0;
+    *slash = 0;
+    if ((rc = ckpt_store_open_readonly(&cs, root[0] ? root : "/", rank)) != 0)
+        return rc;
+    if ((rc = ckpt_rtxn_begin(&tx, cs)) == 0) {
+        for (int db = 0; rc == 0 && db < CKPT_DB_COUNT; db++)
+            rc = ckpt_iter(tx, db, NULL, 0, count_entry, &n);
+        ckpt_rtxn_end(tx);
+    }
+    ckpt_store_close(cs);
+    return rc < 0 ? rc : 0;
+}
+
 /* Copy rank e into the directory dst (created here; it must not exist)
  * with the store's copy, ckpt_store_copy: LMDB's plain copy, or with
  * compact every database rebuilt entry by entry through the store's
@@ -95,8 +129,16 @@ static int copy_rank(struct inspect_root *r, struct rank_ent *e, const char *dst
     if ((rc = root_open(r, e, 0)) != 0)
         return rc;
     snprintf(what, wn, compact ? "compacting copy" : "copy");
-    if ((rc = ckpt_store_copy(e->st, dst, compact)) != 0)
+    /* a store without checksums is copied entry by entry, which writes
+     * format 4 (ckpt_store_copy) */
+    int plain = !compact && ckpt_store_has_checksums(e->st);
+    if ((rc = ckpt_store_copy(e->st, dst, compact || !ckpt_store_has_checksums(e->st))) != 0)
         return rc;
+    snprintf(what, wn, "checking the copy's checksums");
+    if (plain && (rc = check_copy(dst, e->rank)) != 0) {
+        ckpt_fs_rmtree(dst);
+        return rc;
+    }
     snprintf(data, sizeof data, "%s/data.mdb", dst);
     snprintf(what, wn, "fsync");
     if ((rc = ckpt_fs_fsync(data)) == 0)
@@ -116,6 +158,7 @@ struct copy_job {
     int compact;
     char what[64];
     int rc;
+    int converted; /* the source had no checksums: written in format 4 */
 };
 
 static void validate_one(void *p)
@@ -128,6 +171,7 @@ static void copy_one(void *p)
 {
     struct copy_job *j = p;
     j->rc = copy_rank(j->root, j->e, j->dst, j->compact, j->what, sizeof j->what);
+    j->converted = j->rc == 0 && j->e->st != NULL && !ckpt_store_has_checksums(j->e->st);
 }
 
 static void remove_copy(const char *dst)
@@ -197,7 +241,7 @@ int cmd_copy(int argc, char **argv)
     ckpt_progress_begin(&pr, "copy: checking", "ranks", root.n);
     for (size_t i = 0; i < root.n; i++) {
         ckpt_progress_update(&pr, i);
-        struct copy_job job = {&root, &root.ranks[i], NULL, NULL, 0, "", 0};
+        struct copy_job job = {&root, &root.ranks[i], NULL, NULL, 0, "", 0, 0};
         int sig = guard_run(validate_one, &job);
         if (sig != 0)
             rank_fault(&root, &root.ranks[i], sig);
@@ -247,7 +291,7 @@ int cmd_copy(int argc, char **argv)
             errp(dest, "path too long");
             goto fail;
         }
-        struct copy_job job = {&root, &root.ranks[done], src, dst, compact, "", 0};
+        struct copy_job job = {&root, &root.ranks[done], src, dst, compact, "", 0, 0};
         int sig = guard_run(copy_one, &job);
         if (sig != 0) {
             rank_fault(&root, &root.ranks[done], sig);
@@ -268,8 +312,9 @@ int cmd_copy(int argc, char **argv)
         if (stat(data, &sb) != 0)
             sb.st_size = 0;
         ckpt_progress_clear(); /* the line below goes where the bar was */
-        printf("rank %d: copied %s to %s (%lld bytes%s)\n", rank, src, dst, (long long)sb.st_size,
-               compact ? ", compacted" : "");
+        printf("rank %d: copied %s to %s (%lld bytes%s%s)\n", rank, src, dst,
+               (long long)sb.st_size, compact || job.converted ? ", compacted" : "",
+               job.converted ? ", converted to format 4 with checksums" : "");
         fflush(stdout);
         ckpt_progress_update(&pr, done + 1);
     }

@@ -108,6 +108,26 @@ static int dump_entry(const ckpt_val *k, const ckpt_val *v, void *p)
     return 0;
 }
 
+/* A record whose checksum fails (format 4): a line with its key, no value
+ * and what is wrong, reported on stderr too; the dump goes on. */
+static void dump_damaged(int db, const ckpt_val *k, const char *what, void *p)
+{
+    struct dump_ctx *c = p;
+    char kt[256];
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "rank", jnum_i64(c->rank));
+    json_object_object_add(o, "db", json_object_new_string(ckpt_db_name(db)));
+    json_object_object_add(o, "key", key_json(db, k->data, k->len));
+    json_object_object_add(o, "value", NULL);
+    json_object_object_add(o, "error", bulki_json_str(what));
+    key_text(kt, sizeof kt, db, k->data, k->len);
+    errp(c->path, "%s: %s: %s", ckpt_db_name(db), kt, what);
+    c->bad++;
+    print_json_line(o);
+    json_object_put(o);
+    c->lines++;
+}
+
 /* The key prefix --prefix KEY means for db: an id (8 bytes) for the
  * databases keyed by an id first, a name key for the name indexes (the
  * whole name; "NAME*" for names starting with NAME). */
@@ -192,6 +212,7 @@ static void dump_rank(void *p)
         struct dump_ctx ctx = {ckpt_store_path(e->st), e->rank, db, j->raw, 0, 0};
         if (j->want_db >= 0 && db != j->want_db)
             continue;
+        ckpt_rtxn_on_damage(tx, dump_damaged, &ctx);
         rc = ckpt_iter(tx, db, j->plen ? j->pkey : NULL, j->plen, dump_entry, &ctx);
         j->bad += ctx.bad;
         if (rc < 0) {

@@ -464,6 +464,12 @@ static int find_hit(const ckpt_val *k, const ckpt_val *v, void *p)
         }
         return 0;
     }
+    if (rc == CKPT_E_CORRUPT) {
+        /* its checksum fails (format 4): reported, never shown */
+        err_store(c->root->path, rc);
+        c->bad++;
+        return 0;
+    }
     if (rc != 0)
         return rc;
     if (ckpt_rec_kvtag_decode(&t, rec.data, rec.len, &off) != 0) {
@@ -509,6 +515,16 @@ static int find_hit(const ckpt_val *k, const ckpt_val *v, void *p)
     return 0;
 }
 
+/* An index entry that no kvtag backs, or out of order (format 4). */
+static void find_damaged(int db, const ckpt_val *k, const char *what, void *p)
+{
+    struct find_ctx *c = p;
+    char kt[256];
+    key_text(kt, sizeof kt, db, k->data, k->len);
+    errp(ckpt_store_path(c->e->st), "%s: %s: %s", ckpt_db_name(db), kt, what);
+    c->bad++;
+}
+
 /* Every owner of the tag on one rank, through its tag index. */
 static void find_rank(void *p)
 {
@@ -524,6 +540,7 @@ static void find_rank(void *p)
         c->failed = 1;
         return;
     }
+    ckpt_rtxn_on_damage(c->tx, find_damaged, c);
     rc = ckpt_iter_tagged(c->tx, c->tag, c->tlen, find_hit, c);
     ckpt_rtxn_end(c->tx);
     if (rc < 0) {

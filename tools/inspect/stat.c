@@ -148,6 +148,8 @@ int cmd_stat(int argc, char **argv)
             json_object *o = json_object_new_object();
             json_object_object_add(o, "dir", json_object_new_string(dir));
             json_object_object_add(o, "format_version", jnum_u64(info.format_version));
+            json_object_object_add(o, "checksums",
+                                   json_object_new_boolean(info.format_version >= 4));
             json_object_object_add(o, "rank", jnum_i64(info.rank));
             json_object_object_add(o, "nranks", jnum_i64(info.nranks));
             json_object_object_add(o, "origin_nranks", jnum_i64(info.origin_nranks));
@@ -172,8 +174,9 @@ int cmd_stat(int argc, char **argv)
             char origin[48] = "";
             if (info.origin_nranks != info.nranks)
                 snprintf(origin, sizeof origin, " (written on %d)", (int)info.origin_nranks);
-            printf("%s: format %u, rank %d of %d%s, generation %llu, %s, last commit %s%s\n", dir,
-                   info.format_version, (int)info.rank, (int)info.nranks, origin,
+            printf("%s: format %u (%s), rank %d of %d%s, generation %llu, %s, last commit %s%s\n",
+                   dir, info.format_version,
+                   info.format_version >= 4 ? "checksummed" : "no checksums", (int)info.rank, (int)info.nranks, origin,
                    (unsigned long long)info.generation,
                    info.clean ? "closed cleanly" : "open or not closed cleanly", last,
                    stray ? "\n  stray: beyond the store's ranks, not counted in the total" : "");

@@ -39,6 +39,8 @@ struct ids {
 struct vrank {
     struct rank_ent *e;
     ckpt_rtxn *tx;               /* during one pass over this rank */
+    ckpt_damage_cb on_damage;    /* installed on tx (ckpt_rtxn_on_damage) */
+    void *damage_arg;
     struct ckpt_store_info info;
     int ok;                      /* open, meta read, transaction held */
     int collected;               /* objs and conts are complete */
@@ -69,6 +71,8 @@ struct verify {
     struct pending *pend;
     size_t npend, cappend;
     json_object *jproblems;      /* --json: problems collected here, not printed */
+    json_object *jnocsum;        /* --json: ranks whose records carry no checksums */
+    uint64_t damaged;            /* records whose checksum failed (format 4) */
 };
 
 /* One problem: a line, or with --json an object of the array. */
@@ -207,6 +211,19 @@ static int collect_id(const ckpt_val *k, const ckpt_val *val, void *p)
     return 0;
 }
 
+/* Pass 1 reads ids only: a damaged record is skipped there (pass 2 reports
+ * it), so that the ids of the rest are still collected. */
+static void skip_damage(int db, const ckpt_val *key, const char *what, void *arg)
+{
+    (void)db;
+    (void)key;
+    (void)what;
+    (void)arg;
+}
+
+struct vctx;
+static void report_damage(int db, const ckpt_val *key, const char *what, void *arg);
+
 /* After LMDB failed a read (a damaged page: MDB_PAGE_NOTFOUND,
  * MDB_CORRUPTED), the transaction is unusable: begin a new one, so that
  * the other databases are still checked. 0, or -1 if that failed too. */
@@ -222,6 +239,7 @@ static int renew_txn(struct verify *v, struct vrank *r)
         problem(v, r->e->rank, "open", "cannot begin a read transaction: %s", store_msg(rc));
         return -1;
     }
+    ckpt_rtxn_on_damage(r->tx, r->on_damage, r->damage_arg);
     return 0;
 }
 
@@ -245,11 +263,26 @@ static void phase_open(struct verify *v, struct vrank *r)
     if (r->info.rank != e->rank)
         problem(v, e->rank, "meta", "key \"meta\": says rank %d, but it is in directory rank-%d",
                 (int)r->info.rank, e->rank);
+    if (!ckpt_store_has_checksums(e->st)) {
+        /* not a problem: what this check can and cannot see */
+        if (v->jnocsum != NULL) {
+            json_object_array_add(v->jnocsum, json_object_new_int(e->rank));
+        } else {
+            ckpt_progress_clear();
+            printf("note: rank %d: format %u: its records carry no checksums, so a changed byte "
+                   "in a key or value that still decodes goes unnoticed (ckpt-inspect copy "
+                   "writes the store out in format %u, with checksums)\n",
+                   e->rank, r->info.format_version, CKPT_FORMAT_VERSION);
+        }
+    }
     store_msg_clear();
     if ((rc = ckpt_rtxn_begin(&r->tx, e->st)) != 0) {
         problem(v, e->rank, "open", "cannot begin a read transaction: %s", store_msg(rc));
         return;
     }
+    r->on_damage = skip_damage;
+    r->damage_arg = NULL;
+    ckpt_rtxn_on_damage(r->tx, skip_damage, NULL);
     r->ok = 1;
     r->collected = 1;
     for (int db = CKPT_DB_OBJ; db <= CKPT_DB_CONT; db += CKPT_DB_CONT - CKPT_DB_OBJ) {
@@ -272,6 +305,7 @@ static void phase_open(struct verify *v, struct vrank *r)
 static int reopen(struct verify *v, struct vrank *r)
 {
     int rc;
+    r->on_damage = NULL;
     v->cur_db = -1;
     if ((rc = root_open(&v->root, r->e, 0)) != 0) {
         problem(v, r->e->rank, "open", "%s", r->e->open_err ? r->e->open_err : ckpt_strerror(rc));
@@ -322,6 +356,15 @@ struct vctx {
     struct vrank *r;
     int db;
 };
+
+/* Pass 2: a record whose checksum fails (or a tag-index entry no kvtag
+ * backs) is a problem of that record; the iteration goes on past it. */
+static void report_damage(int db, const ckpt_val *key, const char *what, void *arg)
+{
+    struct vctx *c = arg;
+    c->v->damaged++;
+    kproblem(c->v, c->r, db, key, "%s", what);
+}
 
 /* 1 if namekey(name) . suffix equals key[0..klen). */
 static int same_name_key(const char *name, const void *suffix, size_t slen, const void *key,
@@ -643,8 +686,12 @@ static void phase_check(struct verify *v, struct vrank *r)
         [CKPT_DB_REGION] = check_region,       [CKPT_DB_ID_HOME] = check_id_home,
     };
     uint64_t before = v->skipped_members;
+    struct vctx dc = {v, r, -1};
     if (reopen(v, r) != 0)
         return;
+    r->on_damage = report_damage;
+    r->damage_arg = &dc;
+    ckpt_rtxn_on_damage(r->tx, report_damage, &dc);
     for (int db = 0; db < CKPT_DB_COUNT; db++) {
         struct vctx c = {v, r, db};
         int rc;
@@ -768,8 +815,10 @@ int cmd_verify(int argc, char **argv)
         root_close(&v.root);
         return EXIT_FAIL;
     }
-    if (as_json)
+    if (as_json) {
         v.jproblems = json_object_new_array();
+        v.jnocsum = json_object_new_array();
+    }
     for (size_t i = 0; i < v.root.n; i++)
         v.v[i].e = &v.root.ranks[i];
     if ((rehome = root_rehome_state(v.root.path)) != 0 && !as_json)
@@ -822,6 +871,9 @@ int cmd_verify(int argc, char **argv)
         json_object_object_add(jr, "ok", json_object_new_boolean(v.problems == 0));
         json_object_object_add(jr, "ranks", jnum_u64(nok));
         json_object_object_add(jr, "rehome_pending", json_object_new_boolean(rehome != 0));
+        /* ranks of an older format, whose records carry no checksums */
+        json_object_object_add(jr, "no_checksums", v.jnocsum);
+        json_object_object_add(jr, "damaged_records", jnum_u64(v.damaged));
         json_object_object_add(n, "objects", jnum_u64(v.n_obj));
         json_object_object_add(n, "kvtags", jnum_u64(v.n_kvtag));
         json_object_object_add(n, "containers", jnum_u64(v.n_cont));
