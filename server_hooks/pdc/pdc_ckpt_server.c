@@ -64,6 +64,18 @@ static int map_mode_g;           /* restarted in map form: fault on lookups */
 static int all_faulted_g;        /* map form: every record is in the tables */
 static int idioms_pending_g;     /* IDIOMS dump not read yet */
 
+/* A commit failed (full disk, I/O error, damaged page): the mutations
+ * are staged, not committed. Until a commit succeeds again, writes are
+ * refused to the client (PDC_ckpt_writable); reads go on. */
+static int commit_failing_g;
+static int close_failed_g; /* close could not persist the state: exit 1 */
+
+static int commit_failure(int rc)
+{
+    return rc == CKPT_E_NOSPACE || rc == CKPT_E_IO || rc == CKPT_E_BACKLOG || rc == CKPT_E_FAILED ||
+           rc == CKPT_E_CORRUPT || rc == CKPT_E_LMDB || rc == CKPT_E_SYS;
+}
+
 static void ckpt_log(const char *what, int rc)
 {
     /* the message is this thread's last error, also when no handle is
@@ -72,6 +84,13 @@ static void ckpt_log(const char *what, int rc)
     const char *msg = ckpt_hooks_errmsg(NULL);
     fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s\n", pdc_server_rank_g, what,
             ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
+    if (ckpt_g != NULL && commit_failure(rc) && !commit_failing_g) {
+        commit_failing_g = 1;
+        fprintf(stderr,
+                "==PDC_SERVER[%d]: pdc-ckpt: the store cannot commit: writes are refused to clients "
+                "until a commit succeeds (reads go on; %zu mutations staged, kept)\n",
+                pdc_server_rank_g, ckpt_store_pending(ckpt_hooks_store(ckpt_g)));
+    }
 }
 
 static double now_ms(void)
@@ -920,6 +939,35 @@ int PDC_ckpt_new_id(uint64_t *id)
     return 1;
 }
 
+int PDC_ckpt_writable(void)
+{
+    static double last_log;
+    int rc;
+    if (ckpt_g == NULL || !commit_failing_g)
+        return 1;
+    if ((rc = ckpt_hooks_checkpoint(ckpt_g)) == 0) {
+        commit_failing_g = 0;
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: the store commits again: writes accepted\n",
+                pdc_server_rank_g);
+        return 1;
+    }
+    if (now_ms() - last_log > 1000) { /* one line a second at most */
+        const char *msg = ckpt_hooks_errmsg(NULL);
+        last_log = now_ms();
+        fprintf(stderr,
+                "==PDC_SERVER[%d]: pdc-ckpt: write refused: the store cannot commit: %s: %s "
+                "(%zu mutations staged)\n",
+                pdc_server_rank_g, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc),
+                ckpt_store_pending(ckpt_hooks_store(ckpt_g)));
+    }
+    return 0;
+}
+
+int PDC_ckpt_close_failed(void)
+{
+    return close_failed_g;
+}
+
 int PDC_ckpt_checkpoint(void)
 {
     int rc;
@@ -937,11 +985,39 @@ int PDC_ckpt_close(void)
     if (ckpt_g == NULL)
         return 0;
     if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
+        /* Nothing is dropped: the handle stays open with the staged
+         * mutations. Retry (space may come back) for PDC_CKPT_CLOSE_RETRY_S
+         * seconds (default 60), then give up loudly and exit non-zero: the
+         * store keeps what was committed, a restart resumes from it. */
+        const char *env = getenv("PDC_CKPT_CLOSE_RETRY_S");
+        long retry_s = env && *env ? strtol(env, NULL, 10) : 60;
+        size_t pending = ckpt_store_pending(ckpt_hooks_store(ckpt_g));
         ckpt_log("close", rc);
-        if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
-            ckpt_log("close again; dropping the uncommitted batch", rc);
-            ckpt_hooks_discard(ckpt_g);
+        fprintf(stderr,
+                "==PDC_SERVER[%d]: pdc-ckpt: %zu acknowledged mutations are not committed; "
+                "retrying the close for %ld s\n",
+                pdc_server_rank_g, pending, retry_s);
+        for (long i = 0; i < retry_s && rc != 0; i++) {
+            sleep(1);
+            rc = ckpt_hooks_close(ckpt_g);
         }
+        if (rc != 0) {
+            pending = ckpt_store_pending(ckpt_hooks_store(ckpt_g));
+            ckpt_log("close (giving up)", rc);
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: store NOT closed: %zu acknowledged mutations "
+                    "since the last commit are lost; the store keeps every committed one (restart "
+                    "resumes from it); exit status 1\n",
+                    pdc_server_rank_g, pending);
+            close_failed_g = 1;
+            ckpt_hooks_discard(ckpt_g);
+            ckpt_g = NULL;
+            map_mode_g = 0;
+            id_free(&seen_g);
+            return 1;
+        }
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: close succeeded on a retry: nothing lost\n",
+                pdc_server_rank_g);
     }
     ckpt_g = NULL;
     map_mode_g = 0;

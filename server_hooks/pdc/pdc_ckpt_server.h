@@ -74,6 +74,15 @@ int PDC_ckpt_read_covered(const data_server_region_t *d, const struct pdc_region
 void PDC_ckpt_request_failed(uint64_t transfer_request_id);
 int PDC_ckpt_request_take_failed(uint64_t transfer_request_id);
 
+/* Before a mutation (object or container create, object delete, kvtag
+ * put/delete, region write): 1 if it may go ahead, 0 if it must be refused
+ * to the client because the store's commits fail (full disk, I/O error,
+ * damaged page; logged) and a commit tried now failed again. */
+int PDC_ckpt_writable(void);
+/* 1 if close could not persist the state (logged with the number of
+ * mutations lost): close_server and the server exit non-zero. */
+int PDC_ckpt_close_failed(void);
+
 /* Periodic and on-request checkpoint (PDC_Server_checkpoint): returns 1 if
  * the store committed (or failed, logged), 0 when the store is off. */
 int PDC_ckpt_checkpoint(void);

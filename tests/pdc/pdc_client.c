@@ -934,6 +934,114 @@ done:
     return failures ? 1 : 0;
 }
 
+/* ---- a full disk (full-put / full-more / full-check) ----
+ * Kvtags f<i> of FULL_LEN bytes on object "kf" (container "fc"); the
+ * value of f<i> is full_val(i). */
+enum { FULL_LEN = 2048 };
+
+static void full_val(long i, uint8_t *v)
+{
+    for (int k = 0; k < FULL_LEN; k++)
+        v[k] = (uint8_t)(i * 31 + k * 7 + (i >> 8));
+}
+
+static int full_get(pdcid_t obj, long i, const char *when)
+{
+    char tag[MAX_NAME];
+    uint8_t want[FULL_LEN];
+    void *value = NULL;
+    pdc_var_type_t type;
+    psize_t size = 0;
+    snprintf(tag, sizeof tag, "f%ld", i);
+    full_val(i, want);
+    int ok = PDCobj_get_tag(obj, tag, &value, &type, &size) == SUCCEED && size == FULL_LEN &&
+             value != NULL && memcmp(value, want, FULL_LEN) == 0;
+    CHECK(ok, "%s: get %s: absent or wrong bytes (size %llu)", when, tag, (unsigned long long)size);
+    free(value);
+    return ok;
+}
+
+static int full_put(pdcid_t obj, long i)
+{
+    char tag[MAX_NAME];
+    uint8_t v[FULL_LEN];
+    snprintf(tag, sizeof tag, "f%ld", i);
+    full_val(i, v);
+    return PDCobj_put_tag(obj, tag, v, PDC_UINT8, FULL_LEN) == SUCCEED;
+}
+
+/* Put f0, f1, ... until a put is refused (the store cannot commit), at
+ * most `count`; then: three more puts are refused too, reads of f0 and of
+ * the last acknowledged tag go on. Prints "full-put: acked A". */
+static int cmd_full_put(long count)
+{
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, oprop = 0, obj = 0;
+    long acked = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("fc", cprop);
+    oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    obj = cont != 0 ? PDCobj_create(cont, "kf", oprop) : 0;
+    CHECK(obj != 0, "create fc/kf");
+    if (obj == 0)
+        goto done;
+    while (acked < count && full_put(obj, acked))
+        acked++;
+    printf("full-put: acked %ld\n", acked);
+    CHECK(acked < count, "no put was refused in %ld puts", count);
+    if (acked == count || acked == 0)
+        goto done;
+    for (int k = 0; k < 3; k++)
+        CHECK(!full_put(obj, acked), "put f%ld after a refused one succeeded (attempt %d)", acked, k);
+    full_get(obj, 0, "disk full");
+    full_get(obj, acked - 1, "disk full");
+done:
+    if (obj != 0)
+        PDCobj_close(obj);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("full-put: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* Space is back: the next put (f<acked>) is accepted. */
+static int cmd_full_more(long acked)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t obj = pdc != 0 ? PDCobj_open("kf", pdc) : 0;
+    CHECK(obj != 0, "PDCobj_open(kf)");
+    if (obj != 0) {
+        CHECK(full_put(obj, acked), "put f%ld once space is back", acked);
+        full_get(obj, acked, "space back");
+        PDCobj_close(obj);
+    }
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("full-more: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* After a restart: f0 .. f<acked-1> are all there, byte for byte. */
+static int cmd_full_check(long acked)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t obj = pdc != 0 ? PDCobj_open("kf", pdc) : 0;
+    long ok = 0;
+    CHECK(obj != 0, "PDCobj_open(kf)");
+    if (obj != 0) {
+        for (long i = 0; i < acked; i++)
+            ok += full_get(obj, i, "after restart");
+        PDCobj_close(obj);
+    }
+    printf("full-check: %ld of %ld acknowledged tags read back\n", ok, acked);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("full-check: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
 /* ---- committed and uncommitted regions (split-write / split-read) ----
  * Objects u<i> (PDC_INT, 2 * REG_N): the first half is written, then every
  * server commits (PDC's server_checkpoint RPC), then the second half is
@@ -1144,6 +1252,9 @@ static void usage(void)
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
             "       pdc-ckpt-client data-write --objects N\n"
             "       pdc-ckpt-client data-read --objects N --round R [--dart 0]\n"
+            "       pdc-ckpt-client full-put --count MAX\n"
+            "       pdc-ckpt-client full-more --acked A\n"
+            "       pdc-ckpt-client full-check --acked A\n"
             "       pdc-ckpt-client split-write --objects N\n"
             "       pdc-ckpt-client split-read --objects N\n"
             "       pdc-ckpt-client bench-write --objects N --tags T [--cont NAME]\n"
@@ -1215,6 +1326,12 @@ int main(int argc, char **argv)
         return cmd_data_write((int)objects);
     if (strcmp(cmd, "data-read") == 0 && objects > 0 && round > 0)
         return cmd_data_read((int)objects, (int)round, dart != 0);
+    if (strcmp(cmd, "full-put") == 0 && count > 0)
+        return cmd_full_put(count);
+    if (strcmp(cmd, "full-more") == 0 && acked > 0)
+        return cmd_full_more(acked);
+    if (strcmp(cmd, "full-check") == 0 && acked > 0)
+        return cmd_full_check(acked);
     if (strcmp(cmd, "split-write") == 0 && objects > 0)
         return cmd_split_write((int)objects);
     if (strcmp(cmd, "split-read") == 0 && objects > 0)

@@ -46,10 +46,12 @@ if [ "$mode" != pdc ]; then
         { echo "FAIL: close_server wrote a side file pdc-ckpt-transfer.*"; exit 1; }
     "$inspect" verify "$store"
     # PDC's data-server region table is in the store: r<i>_1d in two halves
-    # (the overwrite is in place), r<i>_2d in two row blocks
+    # (the overwrite is in place), r<i>_2d in two row blocks, each split
+    # further across the data servers with more than one rank
     nd=$("$inspect" dump "$store" --db pdc_server --prefix d | wc -l)
-    [ "$nd" -eq $((4 * n)) ] ||
-        { echo "FAIL: the store holds $nd data regions, expected $((4 * n))"; exit 1; }
+    [ "$nd" -ge $((4 * n)) ] ||
+        { echo "FAIL: the store holds $nd data regions, expected >= $((4 * n))"; exit 1; }
+    echo "the store holds $nd data regions"
 fi
 
 for round in $(seq 1 "$rounds"); do
