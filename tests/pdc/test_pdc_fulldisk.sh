@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A full disk under PDC's real server with the store (NP ranks). The end
-# of the space is a file-size limit on the server processes (RLIMIT_FSIZE,
-# SIGXFSZ ignored: a write past it fails with EFBIG, as on a full file
-# system with ENOSPC), raised again with prlimit to "free space".
+# of the space is a file-size limit on the server processes (RLIMIT_FSIZE
+# set with prlimit once they are ready, SIGXFSZ ignored: a write past it
+# fails with EFBIG, as on a full file system with ENOSPC), raised again
+# with prlimit to "free space".
 #  A. `full-put` puts 2 KiB kvtags until one is refused: once a commit
 #     fails, writes are refused to the client; three more are refused, and
 #     reads go on. Space comes back: the next put is accepted (a commit
@@ -35,11 +36,15 @@ run_client() {
     return "$st"
 }
 
-# start_full LOG: the servers with a file-size limit of limit_kb KiB
+# start_full LOG: the servers, then a file-size limit of limit_kb KiB on
+# them (set once they are ready: MPI's shared-memory setup writes larger
+# files at start-up)
 start_full() {
-    ulimit -S -f "$limit_kb"
-    pdc_start "$np" "$1" || { ulimit -S -f unlimited; exit 1; }
-    ulimit -S -f unlimited
+    local p
+    pdc_start "$np" "$1"
+    for p in $(pdc_server_pids); do
+        prlimit --pid "$p" --fsize=$((limit_kb * 1024)):unlimited
+    done
 }
 
 space_back() {
