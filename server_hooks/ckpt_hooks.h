@@ -255,6 +255,61 @@ CKPT_API int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hook
                                         const struct ckpt_rebuild_cbs *cbs, void *payload,
                                         struct ckpt_rebuild_stats *stats);
 
+/* ---- a PDC server's own region tables (database pdc_server) ----
+ * What PDC's region transfers need besides the metadata, logged as it
+ * changes and read back at restart (docs/PDC_INTEGRATION.md):
+ *   data regions: PDC's data-server region table (dataserver_region_g):
+ *     for an object whose bytes this rank stores, where each region's bytes
+ *     are in the rank's data file. A struct ckpt_region (obj_id is the
+ *     object's id; the object may belong to another rank), keyed like a
+ *     metadata region by (object, geometry): the same geometry again
+ *     replaces it.
+ *   transfer regions: PDC's transfer-request table (the metadata server's
+ *     record of which data server holds each region it was told of). */
+struct ckpt_xfer_region {
+    uint64_t obj_id;
+    uint32_t ndim;              /* 1..CKPT_MAX_DIM */
+    uint64_t start[CKPT_MAX_DIM];
+    uint64_t count[CKPT_MAX_DIM];
+    uint32_t data_server_id;
+    uint64_t unit_size;
+};
+CKPT_API int ckpt_hook_data_region_put(ckpt_hooks *h, const struct ckpt_region *region);
+CKPT_API int ckpt_hook_data_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim,
+                                          const uint64_t *start, const uint64_t *count);
+CKPT_API int ckpt_hook_xfer_region_put(ckpt_hooks *h, const struct ckpt_xfer_region *x);
+typedef int (*ckpt_xfer_cb)(const struct ckpt_xfer_region *x, void *payload);
+/* Every data region (ascending object id, then geometry) / every transfer
+ * region of the store. A store written before these tables existed has
+ * none. */
+CKPT_API int ckpt_hooks_foreach_data_region(ckpt_hooks_read *r, ckpt_region_cb cb, void *payload);
+CKPT_API int ckpt_hooks_foreach_xfer_region(ckpt_hooks_read *r, ckpt_xfer_cb cb, void *payload);
+/* Key of a pdc_server entry: tag ('d' data region, 'x' transfer region),
+ * object id (8 bytes, big-endian), region key (ckpt_key_region); returns
+ * its length (at most 9 + CKPT_REGIONKEY_MAX), or 0 if ndim is out of
+ * range. */
+#define CKPT_PDC_DATA_REGION 'd'
+#define CKPT_PDC_XFER_REGION 'x'
+CKPT_API size_t ckpt_key_pdc_region(uint8_t *out, int tag, uint64_t obj_id, uint32_t ndim,
+                                    const uint64_t *start, const uint64_t *count);
+
+/* Same-name objects. PDC tells objects apart by name, time step, user id
+ * and app name (PDC_metadata_cmp), so several objects may share a name and
+ * time step; the store's name index (obj_name) keeps one id per name and
+ * time step. A server records every object that shares its name and time
+ * step with another (ckpt_hook_same_name_put: entry `n` . namekey . time
+ * step . id in pdc_server, empty value), and a lookup by name visits them
+ * all (ckpt_hooks_foreach_same_name, ascending ids: creation order) besides
+ * the index's id. An entry of a deleted object stays; its id is never
+ * reused, so it names no other object. */
+#define CKPT_PDC_SAME_NAME 'n'
+CKPT_API int ckpt_hook_same_name_put(ckpt_hooks *h, const char *name, int32_t time_step, uint64_t obj_id);
+CKPT_API int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, int32_t time_step,
+                                          ckpt_id_cb cb, void *payload);
+/* Key of a same-name entry; 0 if the name is too long or holds a NUL. At
+ * most 13 + CKPT_NAMEKEY_MAX bytes. */
+CKPT_API size_t ckpt_key_pdc_same_name(uint8_t *out, const char *name, int32_t time_step, uint64_t obj_id);
+
 /* ---- record codecs (BULKI), shared with the tools ---- */
 /* Encoded length of a record, then encode into buf (cap >= that length). */
 CKPT_API int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
@@ -272,6 +327,8 @@ CKPT_API int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const s
 CKPT_API int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
 CKPT_API int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);
 CKPT_API int ckpt_rec_region_decode(struct ckpt_region *reg, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_xfer_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_xfer_region *x);
+CKPT_API int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len, size_t *err_off);
 
 /* PDC's routing: home rank of an object / a container. */
 CKPT_API uint32_t ckpt_djb2(const char *s);

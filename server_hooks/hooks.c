@@ -3,6 +3,7 @@
  * (records.c) on the caller's stack and stages it in the rank's store.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -698,4 +699,169 @@ int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     }
     *out = h;
     return 0;
+}
+
+/* ---- a PDC server's own region tables (database pdc_server) ---- */
+
+size_t ckpt_key_pdc_region(uint8_t *out, int tag, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
+                           const uint64_t *count)
+{
+    if (out == NULL || ndim == 0 || ndim > CKPT_MAX_DIM || start == NULL || count == NULL)
+        return 0;
+    out[0] = (uint8_t)tag;
+    ckpt_key_u64(out + 1, obj_id);
+    return 9 + ckpt_key_region(out + 9, ndim, start, count);
+}
+
+static int enc_xfer(uint8_t *b, size_t c, size_t *l, const void *a)
+{
+    return ckpt_rec_xfer_encode(b, c, l, a);
+}
+
+int ckpt_hook_data_region_put(ckpt_hooks *h, const struct ckpt_region *g)
+{
+    uint8_t stack[REC_STACK], *heap, key[9 + CKPT_REGIONKEY_MAX];
+    size_t len, klen;
+    int rc;
+    if (h == NULL || g == NULL)
+        return ckpt_error(CKPT_E_INVAL, "data region hook: handle and region are required");
+    if ((klen = ckpt_key_pdc_region(key, CKPT_PDC_DATA_REGION, g->obj_id, g->ndim, g->start,
+                                    g->count)) == 0)
+        return ckpt_error(CKPT_E_INVAL, "data region of object %" PRIu64 ": ndim %u is not 1..%d",
+                          g->obj_id, g->ndim, CKPT_MAX_DIM);
+    if ((rc = with_record("data region", enc_region, g, &heap, stack, &len)) != 0)
+        return rc;
+    rc = ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, heap ? heap : stack, len);
+    free(heap);
+    return rc;
+}
+
+int ckpt_hook_data_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
+                                 const uint64_t *count)
+{
+    uint8_t key[9 + CKPT_REGIONKEY_MAX];
+    size_t klen;
+    if (h == NULL)
+        return CKPT_E_INVAL;
+    if ((klen = ckpt_key_pdc_region(key, CKPT_PDC_DATA_REGION, obj_id, ndim, start, count)) == 0)
+        return ckpt_error(CKPT_E_INVAL, "data region of object %" PRIu64 ": ndim %u is not 1..%d",
+                          obj_id, ndim, CKPT_MAX_DIM);
+    return ckpt_store_del_raw(h->st, CKPT_DB_PDC_SERVER, key, klen);
+}
+
+int ckpt_hook_xfer_region_put(ckpt_hooks *h, const struct ckpt_xfer_region *x)
+{
+    uint8_t stack[REC_STACK], *heap, key[9 + CKPT_REGIONKEY_MAX];
+    size_t len, klen;
+    int rc;
+    if (h == NULL || x == NULL)
+        return ckpt_error(CKPT_E_INVAL, "transfer region hook: handle and region are required");
+    if ((klen = ckpt_key_pdc_region(key, CKPT_PDC_XFER_REGION, x->obj_id, x->ndim, x->start,
+                                    x->count)) == 0)
+        return ckpt_error(CKPT_E_INVAL, "transfer region of object %" PRIu64 ": ndim %u is not 1..%d",
+                          x->obj_id, x->ndim, CKPT_MAX_DIM);
+    if ((rc = with_record("transfer region", enc_xfer, x, &heap, stack, &len)) != 0)
+        return rc;
+    rc = ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, heap ? heap : stack, len);
+    free(heap);
+    return rc;
+}
+
+struct pdc_walk {
+    ckpt_hooks *h;
+    ckpt_region_cb region;
+    ckpt_xfer_cb xfer;
+    void *payload;
+};
+
+static int walk_data_region(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct pdc_walk *w = p;
+    struct ckpt_region g;
+    size_t off = 0;
+    if (k->len <= 9 || ckpt_rec_region_decode(&g, v->data, v->len, &off) != 0)
+        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
+    return w->region(&g, w->payload);
+}
+
+static int walk_xfer_region(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct pdc_walk *w = p;
+    struct ckpt_xfer_region x;
+    size_t off = 0;
+    if (k->len <= 9 || ckpt_rec_xfer_decode(&x, v->data, v->len, &off) != 0)
+        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
+    return w->xfer(&x, w->payload);
+}
+
+int ckpt_hooks_foreach_data_region(ckpt_hooks_read *r, ckpt_region_cb cb, void *payload)
+{
+    const uint8_t tag = CKPT_PDC_DATA_REGION;
+    if (r == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    struct pdc_walk w = {r->h, cb, NULL, payload};
+    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_data_region, &w);
+}
+
+int ckpt_hooks_foreach_xfer_region(ckpt_hooks_read *r, ckpt_xfer_cb cb, void *payload)
+{
+    const uint8_t tag = CKPT_PDC_XFER_REGION;
+    if (r == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    struct pdc_walk w = {r->h, NULL, cb, payload};
+    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_xfer_region, &w);
+}
+
+/* ---- same-name objects (pdc_server entries `n`) ---- */
+
+size_t ckpt_key_pdc_same_name(uint8_t *out, const char *name, int32_t ts, uint64_t obj_id)
+{
+    size_t n;
+    if (out == NULL || name == NULL || (n = ckpt_key_name(out + 1, name, strlen(name))) == 0)
+        return 0;
+    out[0] = CKPT_PDC_SAME_NAME;
+    ckpt_key_i32(out + 1 + n, ts);
+    ckpt_key_u64(out + 5 + n, obj_id);
+    return 13 + n;
+}
+
+int ckpt_hook_same_name_put(ckpt_hooks *h, const char *name, int32_t ts, uint64_t obj_id)
+{
+    uint8_t key[13 + CKPT_NAMEKEY_MAX];
+    size_t klen;
+    if (h == NULL || name == NULL)
+        return ckpt_error(CKPT_E_INVAL, "same-name hook: handle and name are required");
+    if ((klen = ckpt_key_pdc_same_name(key, name, ts, obj_id)) == 0)
+        return ckpt_error(CKPT_E_NAMETOOLONG, "same-name entry of object %" PRIu64
+                          ": the name is longer than %u bytes or holds a NUL", obj_id, CKPT_NAME_MAX);
+    return ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, "", 0);
+}
+
+struct same_walk {
+    ckpt_hooks *h;
+    ckpt_id_cb cb;
+    void *payload;
+};
+
+static int walk_same_name(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct same_walk *w = p;
+    (void)v;
+    if (k->len < 13)
+        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, 0);
+    return w->cb(ckpt_key_get_u64((const uint8_t *)k->data + k->len - 8), w->payload);
+}
+
+int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, int32_t ts, ckpt_id_cb cb,
+                                 void *payload)
+{
+    uint8_t key[13 + CKPT_NAMEKEY_MAX];
+    size_t klen;
+    if (r == NULL || name == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    if ((klen = ckpt_key_pdc_same_name(key, name, ts, 0)) == 0)
+        return 0; /* a name the store cannot key has no entries */
+    struct same_walk w = {r->h, cb, payload};
+    /* the prefix: everything but the id */
+    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, klen - 8, walk_same_name, &w);
 }

@@ -612,3 +612,45 @@ int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, s
     }
     return r.rc;
 }
+
+/* ---- transfer regions (PDC's transfer-request table) ---- */
+
+int ckpt_rec_xfer_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_xfer_region *x)
+{
+    if (x == NULL || x->ndim == 0 || x->ndim > CKPT_MAX_DIM)
+        return CKPT_E_INVAL;
+    const bulki_pair p[] = {
+        {K("obj_id"), BULKI_V_ITEM(BULKI_T_UINT64, &x->obj_id)},
+        {K("ndim"), BULKI_V_ITEM(BULKI_T_UINT32, &x->ndim)},
+        {K("start"), BULKI_V_ARRAY(BULKI_T_UINT64, x->start, x->ndim)},
+        {K("count"), BULKI_V_ARRAY(BULKI_T_UINT64, x->count, x->ndim)},
+        {K("data_server_id"), BULKI_V_ITEM(BULKI_T_UINT32, &x->data_server_id)},
+        {K("unit_size"), BULKI_V_ITEM(BULKI_T_UINT64, &x->unit_size)},
+    };
+    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+}
+
+int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len, size_t *err_off)
+{
+    struct rd r;
+    bulki_ent nd;
+    uint64_t cnt[CKPT_MAX_DIM];
+    if (x == NULL)
+        return CKPT_E_INVAL;
+    memset(x, 0, sizeof *x);
+    if (rd_open(&r, rec, len, err_off))
+        return r.rc;
+    x->obj_id = rd_u64(&r, KEY("obj_id"), 0);
+    int have_nd = rd_find(&r, KEY("ndim"), &nd) == 0;
+    x->ndim = rd_u64s(&r, KEY("start"), x->start, CKPT_MAX_DIM);
+    if ((rd_u64s(&r, KEY("count"), cnt, CKPT_MAX_DIM) != x->ndim || x->ndim == 0) && r.rc == 0) {
+        r.rc = CKPT_E_RECORD;
+        if (err_off)
+            *err_off = r.ix.map.offset;
+    }
+    memcpy(x->count, cnt, sizeof cnt);
+    rd_ndim_check(&r, have_nd, &nd, 1, x->ndim);
+    x->data_server_id = (uint32_t)rd_i64(&r, KEY("data_server_id"), 0, UINT32_MAX, 0);
+    x->unit_size = rd_u64(&r, KEY("unit_size"), 0);
+    return r.rc;
+}

@@ -100,6 +100,10 @@ enum ckpt_db {
     CKPT_DB_CONT_OBJ,   /* "cont_obj": cont id . obj id -> (empty) */
     CKPT_DB_REGION,     /* "region": obj id . regionkey -> BULKI region record */
     CKPT_DB_ID_HOME,    /* "id_home": id -> home rank (u32 BE), after re-homing */
+    /* "pdc_server": a PDC server's own region tables (tag byte . key ->
+     * BULKI record; docs/STORE.md, "pdc_server"). A store written before
+     * it existed has none: a reader sees it empty, a writer creates it. */
+    CKPT_DB_PDC_SERVER,
     CKPT_DB_COUNT
 };
 CKPT_API const char *ckpt_db_name(int db);

@@ -18,7 +18,7 @@
 
 static const char *const db_names[CKPT_DB_COUNT] = {
     "meta", "obj", "obj_name", "kvtag", "kvtag_name", "cont", "cont_name", "cont_obj", "region",
-    "id_home",
+    "id_home", "pdc_server",
 };
 
 const char *ckpt_db_name(int db)

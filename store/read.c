@@ -255,6 +255,10 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         snprintf(where, sizeof where, "reading %s", ckpt_db_name(db));
         return ckpt_store_faulted(tx->st, &g, where);
     }
+    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent) {
+        ckpt_guard_pop(&g);
+        return CKPT_E_NOTFOUND;
+    }
     if (db == CKPT_DB_TAG_INDEX) {
         /* logical key namekey . owner (tagidx.c); its value is always empty */
         rc = ckpt_tagidx_get(tx, &cur, key, klen);
@@ -457,6 +461,8 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     if (tx == NULL || cb == NULL || db < 0 || db >= CKPT_DB_COUNT || (plen > 0 && prefix == NULL) ||
         plen > 511)
         return CKPT_E_INVAL;
+    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent)
+        return 0; /* none in this store: nothing to visit */
     /* one recovery point for the LMDB calls; the callback runs outside it */
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
@@ -579,6 +585,13 @@ int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
     uint64_t n;
     if (tx == NULL || db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
+    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent) {
+        if (entries)
+            *entries = 0;
+        if (bytes)
+            *bytes = 0;
+        return 0;
+    }
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         char where[64];

@@ -1157,6 +1157,12 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
         if (db == CKPT_DB_TAG_INDEX && version >= 2)
             flags |= CKPT_TAGIDX_FLAGS;
         rc = mdb_dbi_open(txn, ckpt_db_name(db), flags, &st->dbi[db]);
+        if (rc == MDB_NOTFOUND && rdonly && db == CKPT_DB_PDC_SERVER) {
+            /* written before pdc_server existed: no PDC server state */
+            st->pdc_absent = 1;
+            st->dbi[db] = st->dbi[CKPT_DB_META];
+            continue;
+        }
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, ckpt_db_name(db));

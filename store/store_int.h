@@ -96,6 +96,7 @@ struct ckpt_store {
      * merges chunks into kvtag_name (ckpt_tagidx_merge); every read of the
      * tag index overlays what is still in the delta. */
     int has_delta;          /* kvtag_delta is open (format 3) */
+    int pdc_absent;         /* a reader of a store without pdc_server: it reads as empty */
     MDB_dbi delta_dbi;
     uint8_t *dbuf;          /* this commit attempt's tag-index ops */
     size_t dbuf_len, dbuf_cap;

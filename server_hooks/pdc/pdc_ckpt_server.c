@@ -23,12 +23,13 @@
  *   - leaves PDC's IDIOMS index (filled only by DART RPCs, never by the
  *     kvtag RPCs) to PDC's own dump, written at close, and recovers it on
  *     the first DART request rather than before "Server ready";
- *   - keeps PDC's transfer-request region table (which has fields the
- *     store's region record does not) and its data-server region table
- *     (where region transfers put each region's bytes) in a side file
- *     written at close and at PDC's checkpoints
- *     ($PDC_TMPDIR/pdc-ckpt-transfer.<rank>), as PDC's own checkpoint
- *     file holds them; a restart from the store loads it.
+ *   - logs every change of PDC's transfer-request region table and of
+ *     its data-server region table (where region transfers put each
+ *     region's bytes) into the store's pdc_server database as it happens,
+ *     and restores both tables at restart (both forms), before "Server
+ *     ready"; a read of a region the table does not hold (never written,
+ *     or its record lost with a crash before a commit) is refused to the
+ *     client instead of answered with whatever bytes are there.
  *
  * Runs on PDC's single RPC thread (PDC's default build, ENABLE_MULTITHREAD
  * off). A fault holds a store read while it fills PDC's tables and never
@@ -63,10 +64,33 @@ static int map_mode_g;           /* restarted in map form: fault on lookups */
 static int all_faulted_g;        /* map form: every record is in the tables */
 static int idioms_pending_g;     /* IDIOMS dump not read yet */
 
+/* A commit failed (full disk, I/O error, damaged page): the mutations
+ * are staged, not committed. Until a commit succeeds again, writes are
+ * refused to the client (PDC_ckpt_writable); reads go on. */
+static int commit_failing_g;
+static int close_failed_g; /* close could not persist the state: exit 1 */
+
+static int commit_failure(int rc)
+{
+    return rc == CKPT_E_NOSPACE || rc == CKPT_E_IO || rc == CKPT_E_BACKLOG || rc == CKPT_E_FAILED ||
+           rc == CKPT_E_CORRUPT || rc == CKPT_E_LMDB || rc == CKPT_E_SYS;
+}
+
 static void ckpt_log(const char *what, int rc)
 {
+    /* the message is this thread's last error, also when no handle is
+     * open (a failed open): read it right away, before anything else can
+     * fail on this thread */
+    const char *msg = ckpt_hooks_errmsg(NULL);
     fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s\n", pdc_server_rank_g, what,
-            ckpt_errname(rc), ckpt_g ? ckpt_hooks_errmsg(ckpt_g) : "");
+            ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
+    if (ckpt_g != NULL && commit_failure(rc) && !commit_failing_g) {
+        commit_failing_g = 1;
+        fprintf(stderr,
+                "==PDC_SERVER[%d]: pdc-ckpt: the store cannot commit: writes are refused to clients "
+                "until a commit succeeds (reads go on; %zu mutations staged, kept)\n",
+                pdc_server_rank_g, ckpt_store_pending(ckpt_hooks_store(ckpt_g)));
+    }
 }
 
 static double now_ms(void)
@@ -489,18 +513,63 @@ void PDC_ckpt_fault_id(uint64_t id)
     ckpt_hooks_read_end(r);
 }
 
+/* The ids of one name and time step: the name index's and those of the
+ * same-name entries. */
+struct name_ids {
+    uint64_t *id;
+    size_t n, cap;
+};
+
+static int name_ids_add(uint64_t id, void *p)
+{
+    struct name_ids *v = p;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->id[i] == id)
+            return 0;
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 8;
+        uint64_t *a = realloc(v->id, cap * sizeof *a);
+        if (a == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "out of memory");
+        v->id = a;
+        v->cap = cap;
+    }
+    v->id[v->n++] = id;
+    return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every object of this name and time step, in creation order (ascending
+ * ids, as PDC's bucket list holds them): PDC answers a lookup by name with
+ * the first that matches (PDC_metadata_cmp), so all of them must be there,
+ * in that order, for the answer to be PDC's. */
 void PDC_ckpt_fault_obj_name(const char *name, int32_t time_step)
 {
     ckpt_hooks_read *r;
     struct ckpt_obj o;
+    struct name_ids v = {NULL, 0, 0};
     int rc;
     if (name == NULL || !fault_begin(&r))
         return;
-    if ((rc = ckpt_hooks_get_obj_by_name(&o, r, name, time_step)) == 0)
-        rc = fault_in(r, o.obj_id);
+    rc = ckpt_hooks_get_obj_by_name(&o, r, name, time_step);
+    if (rc == 0)
+        rc = name_ids_add(o.obj_id, &v);
+    if (rc == 0 || rc == CKPT_E_NOTFOUND)
+        rc = ckpt_hooks_foreach_same_name(r, name, time_step, name_ids_add, &v);
+    if (rc == 0) {
+        qsort(v.id, v.n, sizeof *v.id, cmp_id);
+        for (size_t i = 0; rc == 0 && i < v.n; i++)
+            rc = fault_in(r, v.id[i]);
+    }
     if (rc != 0 && rc != CKPT_E_NOTFOUND)
         ckpt_log("fault in by object name", rc);
     ckpt_hooks_read_end(r);
+    free(v.id);
 }
 
 void PDC_ckpt_fault_cont_name(const char *name)
@@ -538,109 +607,31 @@ void PDC_ckpt_fault_all(void)
     ckpt_hooks_read_end(r);
 }
 
-/* ---- the side file: what PDC's checkpoint holds and the store does not ---- */
+/* ---- PDC's region tables in the store (database pdc_server) ---- */
 
 /* PDC's data-server region table: for each object this rank stored data
  * of (region transfers), where each region's bytes are in the rank's data
  * file. The read path (PDC_Server_data_read_from) finds the bytes only
- * through it. It is not in the store: its regions may belong to objects
- * of other ranks, and it shares geometry with the metadata-side regions
- * that the store keys by (object, geometry). */
+ * through it. Every region PDC appends to it is logged as a data region
+ * (PDC_ckpt_data_region_put) and restored at restart, both forms. */
 extern data_server_region_t *dataserver_region_g;
 
-/* In PDC's tmp dir beside its other side files (dart_info.bin), not in the
- * store root: a store root holds ranks only (anything else is a stray
- * entry that restart and re-homing refuse).
- *
- * Layout (host byte order, like PDC's own checkpoint file):
- *   u64 size, then `size` bytes of transfer_request_metadata_query_checkpoint;
- *   u64 n, then n data-server regions, each a u32 length and a region
- *   record (ckpt_rec_region_encode; obj_id is the owning object).
- * A file that ends after the transfer part (written before the regions
- * were added) has no data-server regions. */
-static void side_path(char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s/pdc-ckpt-transfer.%d", pdc_server_tmp_dir_g, pdc_server_rank_g);
-}
-
-/* Write the data-server regions to f; -1 on a write error. Regions that
- * cannot be encoded are logged and left out. */
-static int side_write_regions(FILE *f)
-{
-    data_server_region_t *d;
-    region_list_t *r;
-    uint64_t n = 0;
-    uint8_t rec[4 * ADDR_MAX];
-    DL_FOREACH(dataserver_region_g, d)
-    {
-        DL_FOREACH(d->region_storage_head, r)
-            n++;
-    }
-    if (fwrite(&n, sizeof n, 1, f) != 1)
-        return -1;
-    DL_FOREACH(dataserver_region_g, d)
-    {
-        DL_FOREACH(d->region_storage_head, r)
-        {
-            struct ckpt_region c;
-            size_t len = 0;
-            uint32_t len32;
-            int rc;
-            region_to_ckpt(&c, d->obj_id, r);
-            if ((rc = ckpt_rec_region_encode(rec, sizeof rec, &len, &c)) != 0) {
-                /* keep the count right: an empty record is skipped on load */
-                fprintf(stderr,
-                        "==PDC_SERVER[%d]: pdc-ckpt: data region of object %" PRIu64
-                        " not saved: %s\n",
-                        pdc_server_rank_g, d->obj_id, ckpt_errname(rc));
-                len = 0;
-            }
-            len32 = (uint32_t)len;
-            if (fwrite(&len32, sizeof len32, 1, f) != 1 || (len && fwrite(rec, len, 1, f) != 1))
-                return -1;
-        }
-    }
-    return 0;
-}
-
-static void side_save(void)
-{
-    char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
-    char *buf = NULL;
-    uint64_t size = 0;
-    FILE *f;
-    transfer_request_metadata_query_checkpoint(&buf, &size);
-    side_path(path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if ((f = fopen(tmp, "wb")) == NULL || fwrite(&size, sizeof size, 1, f) != 1 ||
-        (size && fwrite(buf, size, 1, f) != 1) || side_write_regions(f) != 0 || fflush(f) != 0 ||
-        fsync(fileno(f)) != 0) {
-        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: cannot write %s: %s\n", pdc_server_rank_g, tmp,
-                strerror(errno));
-        if (f)
-            fclose(f);
-        free(buf);
-        return;
-    }
-    fclose(f);
-    free(buf);
-    if (rename(tmp, path) != 0)
-        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: cannot rename %s: %s\n", pdc_server_rank_g, tmp,
-                strerror(errno));
-}
+static int restoring_g; /* restoring PDC's tables from the store: log nothing */
 
 /* One data-server region into dataserver_region_g, as PDC's own restart
  * does (PDC_Server_restart): the object's entry has no open file (fd -1)
  * until the first I/O opens it. */
-static int side_add_region(const struct ckpt_region *c)
+static int data_region_add(const struct ckpt_region *c, void *p)
 {
     data_server_region_t *d = PDC_Server_get_obj_region(c->obj_id);
     region_list_t *r;
+    (void)p;
     if (d == NULL) {
         if ((d = calloc(1, sizeof *d)) == NULL ||
             (d->storage_location = malloc(ADDR_MAX)) == NULL) {
             free(d);
-            return -1;
+            return ckpt_error(CKPT_E_NOMEM, "data region of object %" PRIu64 ": out of memory",
+                              c->obj_id);
         }
         d->obj_id = c->obj_id;
         d->fd = -1;
@@ -648,71 +639,168 @@ static int side_add_region(const struct ckpt_region *c)
         DL_APPEND(dataserver_region_g, d);
     }
     if ((r = region_from_ckpt(c)) == NULL)
-        return -1;
+        return ckpt_error(CKPT_E_NOMEM, "data region of object %" PRIu64 ": out of memory",
+                          c->obj_id);
     DL_APPEND(d->region_storage_head, r);
     return 0;
 }
 
-/* The data-server regions after the transfer part; a bad record stops the
- * load with a message naming the file and the record. */
-static void side_read_regions(FILE *f, const char *path)
+static int xfer_region_add(const struct ckpt_xfer_region *x, void *p)
 {
-    uint64_t n = 0, i, loaded = 0;
-    uint8_t rec[4 * ADDR_MAX];
-    if (fread(&n, sizeof n, 1, f) != 1)
-        return; /* a file of an older glue: no regions */
-    for (i = 0; i < n; i++) {
-        struct ckpt_region c;
-        uint32_t len;
-        size_t off = 0;
-        int rc;
-        if (fread(&len, sizeof len, 1, f) != 1 || len > sizeof rec ||
-            (len && fread(rec, len, 1, f) != 1)) {
-            fprintf(stderr,
-                    "==PDC_SERVER[%d]: pdc-ckpt: %s: data region %" PRIu64 " of %" PRIu64
-                    " is truncated; %" PRIu64 " loaded\n",
-                    pdc_server_rank_g, path, i, n, loaded);
-            return;
-        }
-        if (len == 0)
-            continue; /* not saved (logged at close) */
-        if ((rc = ckpt_rec_region_decode(&c, rec, len, &off)) != 0) {
-            fprintf(stderr,
-                    "==PDC_SERVER[%d]: pdc-ckpt: %s: data region %" PRIu64 ": %s at byte %zu\n",
-                    pdc_server_rank_g, path, i, ckpt_errname(rc), off);
-            continue;
-        }
-        if (side_add_region(&c) != 0) {
-            fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: %s: out of memory at data region %" PRIu64 "\n",
-                    pdc_server_rank_g, path, i);
-            return;
-        }
-        loaded++;
-    }
+    (void)p;
+    if (transfer_request_metadata_query_restore(x->obj_id, (int)x->ndim, x->start, x->count,
+                                                x->unit_size, x->data_server_id) != SUCCEED)
+        return ckpt_error(CKPT_E_NOMEM, "transfer region of object %" PRIu64 ": out of memory",
+                          x->obj_id);
+    return 0;
 }
 
-static void side_load(void)
+/* Restart, both forms: PDC's transfer-request and data-server region
+ * tables from the store, before "Server ready". -1 (logged) on failure. */
+static int region_tables_load(uint64_t *n_data, uint64_t *n_xfer)
 {
-    char path[PATH_MAX + 32];
-    char *buf = NULL;
-    uint64_t size = 0;
-    FILE *f;
-    side_path(path, sizeof path);
-    if ((f = fopen(path, "rb")) != NULL && fread(&size, sizeof size, 1, f) == 1 &&
-        size < ((uint64_t)1 << 32) && (size == 0 || ((buf = malloc(size)) != NULL &&
-                                                     fread(buf, size, 1, f) == 1))) {
-        transfer_request_metadata_query_init(pdc_server_size_g, size ? buf : NULL);
-        side_read_regions(f, path);
+    ckpt_hooks_read *r;
+    int rc;
+    transfer_request_metadata_query_init(pdc_server_size_g, NULL);
+    if ((rc = ckpt_hooks_read_begin(&r, ckpt_g)) != 0) {
+        ckpt_log("restart: reading the region tables", rc);
+        return -1;
     }
-    else {
-        if (f != NULL)
-            fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: %s is truncated; starting without it\n",
-                    pdc_server_rank_g, path);
-        transfer_request_metadata_query_init(pdc_server_size_g, NULL);
+    restoring_g = 1;
+    if ((rc = ckpt_hooks_foreach_data_region(r, data_region_add, NULL)) == 0)
+        rc = ckpt_hooks_foreach_xfer_region(r, xfer_region_add, NULL);
+    restoring_g = 0;
+    ckpt_hooks_read_end(r);
+    if (rc != 0) {
+        ckpt_log("restart: restoring the region tables", rc);
+        return -1;
     }
-    if (f)
-        fclose(f);
-    free(buf);
+    *n_data = *n_xfer = 0;
+    data_server_region_t *d;
+    region_list_t *g;
+    DL_FOREACH(dataserver_region_g, d)
+    {
+        DL_FOREACH(d->region_storage_head, g)
+            (*n_data)++;
+    }
+    *n_xfer = transfer_request_metadata_query_count();
+    return 0;
+}
+
+void PDC_ckpt_data_region_put(uint64_t obj_id, const region_list_t *r)
+{
+    struct ckpt_region c;
+    int rc;
+    if (ckpt_g == NULL || restoring_g || r == NULL || r->ndim < 1)
+        return;
+    region_to_ckpt(&c, obj_id, r);
+    if ((rc = ckpt_hook_data_region_put(ckpt_g, &c)) != 0)
+        ckpt_log("data region put", rc);
+}
+
+void PDC_ckpt_xfer_region_put(uint64_t obj_id, int ndim, const uint64_t *start, const uint64_t *count,
+                              uint64_t unit, uint32_t data_server_id)
+{
+    struct ckpt_xfer_region x;
+    int rc;
+    if (ckpt_g == NULL || restoring_g || ndim < 1 || ndim > CKPT_MAX_DIM)
+        return;
+    memset(&x, 0, sizeof x);
+    x.obj_id = obj_id;
+    x.ndim = (uint32_t)ndim;
+    for (int i = 0; i < ndim; i++) {
+        x.start[i] = start[i];
+        x.count[i] = count[i];
+    }
+    x.unit_size = unit;
+    x.data_server_id = data_server_id;
+    if ((rc = ckpt_hook_xfer_region_put(ckpt_g, &x)) != 0)
+        ckpt_log("transfer region put", rc);
+}
+
+/* Is every element of the request inside a stored region? A region whose
+ * record was lost with a crash (not committed) is not in the table: a
+ * read of it must fail, never answer whatever the file or the buffer
+ * holds. One bit per requested element. */
+int PDC_ckpt_read_covered(const data_server_region_t *d, const struct pdc_region_info *ri)
+{
+    uint64_t n = 1, lo[3], hi[3], dim[3] = {1, 1, 1};
+    uint32_t nd;
+    uint8_t *bits;
+    region_list_t *g;
+    int ok = 1;
+    if (ckpt_g == NULL || ri == NULL || ri->ndim < 1 || ri->ndim > 3)
+        return 1; /* store off, or a shape PDC's read path does not serve */
+    if (d == NULL)
+        return 0;
+    nd = (uint32_t)ri->ndim;
+    for (uint32_t i = 0; i < nd; i++) {
+        dim[i] = ri->size[i];
+        if (dim[i] == 0)
+            return 1;
+        if (n > (UINT64_C(1) << 36) / dim[i])
+            return 1; /* too large to check (not PDC's transfer sizes) */
+        n *= dim[i];
+    }
+    if ((bits = calloc((size_t)((n + 7) / 8), 1)) == NULL)
+        return 1;
+    DL_FOREACH(d->region_storage_head, g)
+    {
+        int hit = g->ndim == (int)nd;
+        for (uint32_t i = 0; hit && i < nd; i++) {
+            uint64_t a = ri->offset[i] > g->start[i] ? ri->offset[i] : g->start[i];
+            uint64_t b = ri->offset[i] + ri->size[i] < g->start[i] + g->count[i]
+                             ? ri->offset[i] + ri->size[i]
+                             : g->start[i] + g->count[i];
+            hit = a < b;
+            lo[i] = a - ri->offset[i];
+            hi[i] = b - ri->offset[i];
+        }
+        if (!hit)
+            continue;
+        for (uint32_t i = nd; i < 3; i++) {
+            lo[i] = 0;
+            hi[i] = 1;
+        }
+        for (uint64_t x = lo[0]; x < hi[0]; x++)
+            for (uint64_t y = lo[1]; y < hi[1]; y++)
+                for (uint64_t z = lo[2]; z < hi[2]; z++) {
+                    uint64_t e = (x * dim[1] + y) * dim[2] + z;
+                    bits[e / 8] |= (uint8_t)(1u << (e % 8));
+                }
+    }
+    for (uint64_t e = 0; ok && e < n; e++)
+        ok = (bits[e / 8] >> (e % 8)) & 1;
+    free(bits);
+    return ok;
+}
+
+/* Region transfer reads the data server refused (PDC_ckpt_read_covered):
+ * the client's wait for them is answered with an error. PDC answers the
+ * transfer RPC before the read and the wait after it, so the refusal is
+ * kept here in between. */
+#define FAILED_MAX 1024
+static uint64_t failed_g[FAILED_MAX];
+static unsigned failed_n_g;
+
+void PDC_ckpt_request_failed(uint64_t transfer_request_id)
+{
+    for (unsigned i = 0; i < failed_n_g; i++)
+        if (failed_g[i] == transfer_request_id)
+            return;
+    if (failed_n_g == FAILED_MAX) /* oldest out: a client that never waited */
+        memmove(failed_g, failed_g + 1, (FAILED_MAX - 1) * sizeof *failed_g), failed_n_g--;
+    failed_g[failed_n_g++] = transfer_request_id;
+}
+
+int PDC_ckpt_request_take_failed(uint64_t transfer_request_id)
+{
+    for (unsigned i = 0; i < failed_n_g; i++)
+        if (failed_g[i] == transfer_request_id) {
+            failed_g[i] = failed_g[--failed_n_g];
+            return 1;
+        }
+    return 0;
 }
 
 /* ---- start, checkpoint, close ---- */
@@ -728,6 +816,21 @@ static int env_is(const char *name, const char *value)
     return v != NULL && strcmp(v, value) == 0;
 }
 
+/* The start was refused (the reason is logged): the server must exit
+ * non-zero without serving. */
+static int refused_g;
+
+int PDC_ckpt_refused(void)
+{
+    return refused_g;
+}
+
+static int refuse(void)
+{
+    refused_g = 1;
+    return -1;
+}
+
 int PDC_ckpt_start(int is_restart)
 {
     struct ckpt_hooks_opts o = CKPT_HOOKS_OPTS_INIT;
@@ -740,18 +843,33 @@ int PDC_ckpt_start(int is_restart)
             printf("==PDC_SERVER[0]: pdc-ckpt off (PDC_CKPT=off): PDC's own checkpoint\n");
         return 0;
     }
+    /* A bad setting refuses a fresh start and a restart alike: running
+     * without the store would lose everything at the next crash. */
     if ((rc = ckpt_hooks_opts_from_env(&o, ckpt_root_g, sizeof ckpt_root_g)) != 0) {
-        ckpt_log("environment", rc);
-        return is_restart ? -1 : 0;
+        ckpt_log("environment (not starting; fix the setting, or PDC_CKPT=off)", rc);
+        return refuse();
     }
     o.rank = pdc_server_rank_g;
     o.nranks = pdc_server_size_g;
     if (!is_restart) {
-        if ((rc = ckpt_hooks_open(&ckpt_g, &o)) != 0) {
-            ckpt_log("open (running without the store)", rc);
-            ckpt_g = NULL;
+        char env[PATH_MAX + 32];
+        snprintf(env, sizeof env, "%s/rank-%d/data.mdb", ckpt_root_g, pdc_server_rank_g);
+        if (access(env, F_OK) == 0) {
+            /* a fresh start would mix PDC's empty tables (and its data
+             * files, and ids) with the store's records */
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: a store is already at [%s] (%s): not starting a "
+                    "fresh server over it. Restart from it with `pdc_server.exe restart`, or "
+                    "remove it (rm -r %s) or set PDC_CKPT_DIR elsewhere to start afresh\n",
+                    pdc_server_rank_g, ckpt_root_g, env, ckpt_root_g);
+            return refuse();
         }
-        else if (pdc_server_rank_g == 0)
+        if ((rc = ckpt_hooks_open(&ckpt_g, &o)) != 0) {
+            ckpt_log("open (not starting; PDC_CKPT=off runs without the store)", rc);
+            ckpt_g = NULL;
+            return refuse();
+        }
+        if (pdc_server_rank_g == 0)
             printf("==PDC_SERVER[0]: pdc-ckpt store [%s]\n", ckpt_root_g);
         return 0; /* PDC initialises its empty tables itself */
     }
@@ -761,13 +879,13 @@ int PDC_ckpt_start(int is_restart)
             fprintf(stderr,
                     "==PDC_SERVER[%d]: pdc-ckpt: PDC_CKPT_RESTART=%s: expected map or rebuild\n",
                     pdc_server_rank_g, form);
-            return -1;
+            return refuse();
         }
         rebuild = 1;
     }
     double t0 = now_ms();
     if (PDC_Server_init_hash_table() != SUCCEED)
-        return -1;
+        return refuse();
     if (rebuild) {
         static const struct ckpt_rebuild_cbs cbs = {rb_cont, rb_obj, rb_kvtag, rb_member, rb_region};
         struct rebuild rb;
@@ -780,25 +898,32 @@ int PDC_ckpt_start(int is_restart)
         map_mode_g = 1;
     }
     if (rc != 0) {
+        const char *msg = ckpt_hooks_errmsg(NULL); /* this thread's, right away */
         fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt restart (%s) from [%s]: %s: %s\n",
                 pdc_server_rank_g, rebuild ? "rebuild" : "map", ckpt_root_g, ckpt_errname(rc),
-                ckpt_g ? ckpt_hooks_errmsg(ckpt_g) : ckpt_strerror(rc));
+                msg && *msg ? msg : ckpt_strerror(rc));
         ckpt_g = NULL;
         map_mode_g = 0;
-        return -1;
+        return refuse();
     }
-    side_load();
+    uint64_t n_data = 0, n_xfer = 0;
+    if (region_tables_load(&n_data, &n_xfer) != 0) {
+        ckpt_hooks_discard(ckpt_g);
+        ckpt_g = NULL;
+        map_mode_g = 0;
+        return refuse();
+    }
     idioms_pending_g = 1;
     if (rebuild)
         printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (rebuild) in %.1f ms: %" PRIu64
                " containers, %" PRIu64 " objects, %" PRIu64 " kvtags, %" PRIu64 " members, %" PRIu64
-               " regions\n",
+               " regions, %" PRIu64 " data regions, %" PRIu64 " transfer regions\n",
                pdc_server_rank_g, ckpt_root_g, now_ms() - t0, st.conts, st.objs, st.kvtags,
-               st.members, st.regions);
+               st.members, st.regions, n_data, n_xfer);
     else
         printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (map) in %.1f ms: records "
-               "fault in on first use\n",
-               pdc_server_rank_g, ckpt_root_g, now_ms() - t0);
+               "fault in on first use; %" PRIu64 " data regions, %" PRIu64 " transfer regions\n",
+               pdc_server_rank_g, ckpt_root_g, now_ms() - t0, n_data, n_xfer);
     return 1;
 }
 
@@ -814,6 +939,35 @@ int PDC_ckpt_new_id(uint64_t *id)
     return 1;
 }
 
+int PDC_ckpt_writable(void)
+{
+    static double last_log;
+    int rc;
+    if (ckpt_g == NULL || !commit_failing_g)
+        return 1;
+    if ((rc = ckpt_hooks_checkpoint(ckpt_g)) == 0) {
+        commit_failing_g = 0;
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: the store commits again: writes accepted\n",
+                pdc_server_rank_g);
+        return 1;
+    }
+    if (now_ms() - last_log > 1000) { /* one line a second at most */
+        const char *msg = ckpt_hooks_errmsg(NULL);
+        last_log = now_ms();
+        fprintf(stderr,
+                "==PDC_SERVER[%d]: pdc-ckpt: write refused: the store cannot commit: %s: %s "
+                "(%zu mutations staged)\n",
+                pdc_server_rank_g, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc),
+                ckpt_store_pending(ckpt_hooks_store(ckpt_g)));
+    }
+    return 0;
+}
+
+int PDC_ckpt_close_failed(void)
+{
+    return close_failed_g;
+}
+
 int PDC_ckpt_checkpoint(void)
 {
     int rc;
@@ -821,7 +975,6 @@ int PDC_ckpt_checkpoint(void)
         return 0;
     if ((rc = ckpt_hooks_checkpoint(ckpt_g)) != 0)
         ckpt_log("checkpoint", rc);
-    side_save(); /* as PDC's own checkpoint writes these tables */
     return 1;
 }
 
@@ -832,16 +985,43 @@ int PDC_ckpt_close(void)
     if (ckpt_g == NULL)
         return 0;
     if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
+        /* Nothing is dropped: the handle stays open with the staged
+         * mutations. Retry (space may come back) for PDC_CKPT_CLOSE_RETRY_S
+         * seconds (default 60), then give up loudly and exit non-zero: the
+         * store keeps what was committed, a restart resumes from it. */
+        const char *env = getenv("PDC_CKPT_CLOSE_RETRY_S");
+        long retry_s = env && *env ? strtol(env, NULL, 10) : 60;
+        size_t pending = ckpt_store_pending(ckpt_hooks_store(ckpt_g));
         ckpt_log("close", rc);
-        if ((rc = ckpt_hooks_close(ckpt_g)) != 0) {
-            ckpt_log("close again; dropping the uncommitted batch", rc);
-            ckpt_hooks_discard(ckpt_g);
+        fprintf(stderr,
+                "==PDC_SERVER[%d]: pdc-ckpt: %zu acknowledged mutations are not committed; "
+                "retrying the close for %ld s\n",
+                pdc_server_rank_g, pending, retry_s);
+        for (long i = 0; i < retry_s && rc != 0; i++) {
+            sleep(1);
+            rc = ckpt_hooks_close(ckpt_g);
         }
+        if (rc != 0) {
+            pending = ckpt_store_pending(ckpt_hooks_store(ckpt_g));
+            ckpt_log("close (giving up)", rc);
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: store NOT closed: %zu acknowledged mutations "
+                    "since the last commit are lost; the store keeps every committed one (restart "
+                    "resumes from it); exit status 1\n",
+                    pdc_server_rank_g, pending);
+            close_failed_g = 1;
+            ckpt_hooks_discard(ckpt_g);
+            ckpt_g = NULL;
+            map_mode_g = 0;
+            id_free(&seen_g);
+            return 1;
+        }
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: close succeeded on a retry: nothing lost\n",
+                pdc_server_rank_g);
     }
     ckpt_g = NULL;
     map_mode_g = 0;
     id_free(&seen_g);
-    side_save();
     /* An index never read since the restart is still in its dump files. */
     if (!idioms_pending_g)
         metadata_index_dump(pdc_server_tmp_dir_g, (uint32_t)pdc_server_rank_g);
@@ -861,6 +1041,31 @@ void PDC_ckpt_idioms_ready(void)
 
 /* ---- mutations ---- */
 
+/* An object that shares its name and time step with others (they differ
+ * in user id or app name): record it and them as same-name objects, so
+ * that a lookup by name after a restart finds them all. PDC's bucket holds
+ * every one of them here (the create faulted the name in first). */
+static void same_name_mark(const pdc_metadata_t *m)
+{
+    uint32_t key = PDC_get_hash_by_name(m->obj_name);
+    pdc_hash_table_entry_head *head = hash_table_lookup(metadata_hash_table_g, &key);
+    pdc_metadata_t *elt;
+    int shared = 0, rc;
+    if (head == NULL)
+        return;
+    DL_FOREACH(head->metadata, elt)
+    {
+        if (elt == m || elt->obj_id == m->obj_id || elt->time_step != m->time_step ||
+            strcmp(elt->obj_name, m->obj_name) != 0)
+            continue;
+        shared = 1;
+        if ((rc = ckpt_hook_same_name_put(ckpt_g, elt->obj_name, elt->time_step, elt->obj_id)) != 0)
+            ckpt_log("same-name entry", rc);
+    }
+    if (shared && (rc = ckpt_hook_same_name_put(ckpt_g, m->obj_name, m->time_step, m->obj_id)) != 0)
+        ckpt_log("same-name entry", rc);
+}
+
 void PDC_ckpt_obj_create(const pdc_metadata_t *m)
 {
     struct ckpt_obj o;
@@ -871,6 +1076,7 @@ void PDC_ckpt_obj_create(const pdc_metadata_t *m)
     meta_to_ckpt(&o, m);
     if ((rc = ckpt_hook_obj_create(ckpt_g, &o)) != 0)
         ckpt_log("object create", rc);
+    same_name_mark(m);
 }
 
 void PDC_ckpt_obj_update(const pdc_metadata_t *m)

@@ -32,9 +32,13 @@
 /* Start-up, in PDC_Server_init, where PDC restarts or initialises its
  * hash tables. Returns 1 if the store took over (the tables are initialised
  * and, on restart, filled or set to fault in), 0 if PDC must do its own
- * start (PDC_CKPT=off, or the store could not be opened: logged), -1 if a
- * restart from the store failed (logged; the server must not serve). */
+ * start (PDC_CKPT=off, or a fresh start: PDC fills its empty tables), -1 if a
+ * start or restart was refused (logged; the server must not serve). */
 int PDC_ckpt_start(int is_restart);
+/* 1 if PDC_ckpt_start refused to start (a bad PDC_CKPT_* setting, a store
+ * that cannot be opened, a fresh start over an existing store, a failed
+ * restart; the reason is logged): the server must exit non-zero. */
+int PDC_ckpt_refused(void);
 /* 1 if the store is open. */
 int PDC_ckpt_enabled(void);
 /* PDC_Server_gen_obj_id: a new id from the store's sequence. Returns 1 and
@@ -53,13 +57,37 @@ void PDC_ckpt_cont_delete(uint64_t cont_id);
 void PDC_ckpt_cont_add_objs(uint64_t cont_id, const uint64_t *obj_ids, int n);
 void PDC_ckpt_cont_remove_objs(uint64_t cont_id, const uint64_t *obj_ids, int n);
 void PDC_ckpt_region_put(uint64_t obj_id, const region_list_t *r);
+/* PDC's data-server region table: a region appended to an object's
+ * region_storage_head (PDC_Server_data_write_out). */
+void PDC_ckpt_data_region_put(uint64_t obj_id, const region_list_t *r);
+/* PDC's transfer-request table: a region appended by
+ * transfer_request_metadata_query_append. */
+void PDC_ckpt_xfer_region_put(uint64_t obj_id, int ndim, const uint64_t *start, const uint64_t *count,
+                              uint64_t unit, uint32_t data_server_id);
+
+/* Data server reads (PDC_Server_data_read_from): 1 if every requested
+ * element lies in a region of the object's data-server table (always 1
+ * with the store off), 0 if the read must be refused. */
+int PDC_ckpt_read_covered(const data_server_region_t *d, const struct pdc_region_info *ri);
+/* A refused read's transfer request: its wait is answered with an error
+ * (take: 1 once if the request was refused). */
+void PDC_ckpt_request_failed(uint64_t transfer_request_id);
+int PDC_ckpt_request_take_failed(uint64_t transfer_request_id);
+
+/* Before a mutation (object or container create, object delete, kvtag
+ * put/delete, region write): 1 if it may go ahead, 0 if it must be refused
+ * to the client because the store's commits fail (full disk, I/O error,
+ * damaged page; logged) and a commit tried now failed again. */
+int PDC_ckpt_writable(void);
+/* 1 if close could not persist the state (logged with the number of
+ * mutations lost): close_server and the server exit non-zero. */
+int PDC_ckpt_close_failed(void);
 
 /* Periodic and on-request checkpoint (PDC_Server_checkpoint): returns 1 if
  * the store committed (or failed, logged), 0 when the store is off. */
 int PDC_ckpt_checkpoint(void);
 /* close_server (PDC_Server_set_close): commit, close the store, dump PDC's
- * IDIOMS index and transfer-request region table beside it. Returns 1 if
- * handled, 0 when the store is off. */
+ * IDIOMS index beside it. Returns 1 if handled, 0 when the store is off. */
 int PDC_ckpt_close(void);
 
 /* Map-form restart: make the records a lookup needs present in PDC's

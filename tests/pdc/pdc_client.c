@@ -899,7 +899,7 @@ done:
  * byte; the DART queries answer the records of data-write and the one
  * inserted after each earlier restart (DART_NEW + r); then one more record
  * is inserted and found. */
-static int cmd_data_read(int nobj, int round)
+static int cmd_data_read(int nobj, int round, int dart)
 {
     char n1[MAX_NAME], n2[MAX_NAME], when[32];
     int extra[16], nextra = 0;
@@ -918,6 +918,8 @@ static int cmd_data_read(int nobj, int round)
         PDCobj_close(o1);
         PDCobj_close(o2);
     }
+    if (!dart) /* after a crash: IDIOMS holds the entries of the last close only */
+        goto done;
     for (int r = 1; r < round && nextra < 15; r++)
         extra[nextra++] = DART_NEW + r;
     dart_check(DART_RECORDS, extra, nextra, when);
@@ -929,6 +931,226 @@ done:
     if (pdc != 0)
         PDCclose(pdc);
     printf("data-read: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* ---- a full disk (full-put / full-more / full-check) ----
+ * Kvtags f<i> of FULL_LEN bytes on object "kf" (container "fc"); the
+ * value of f<i> is full_val(i). */
+enum { FULL_LEN = 2048 };
+
+static void full_val(long i, uint8_t *v)
+{
+    for (int k = 0; k < FULL_LEN; k++)
+        v[k] = (uint8_t)(i * 31 + k * 7 + (i >> 8));
+}
+
+static int full_get(pdcid_t obj, long i, const char *when)
+{
+    char tag[MAX_NAME];
+    uint8_t want[FULL_LEN];
+    void *value = NULL;
+    pdc_var_type_t type;
+    psize_t size = 0;
+    snprintf(tag, sizeof tag, "f%ld", i);
+    full_val(i, want);
+    int ok = PDCobj_get_tag(obj, tag, &value, &type, &size) == SUCCEED && size == FULL_LEN &&
+             value != NULL && memcmp(value, want, FULL_LEN) == 0;
+    CHECK(ok, "%s: get %s: absent or wrong bytes (size %llu)", when, tag, (unsigned long long)size);
+    free(value);
+    return ok;
+}
+
+static int full_put(pdcid_t obj, long i)
+{
+    char tag[MAX_NAME];
+    uint8_t v[FULL_LEN];
+    snprintf(tag, sizeof tag, "f%ld", i);
+    full_val(i, v);
+    return PDCobj_put_tag(obj, tag, v, PDC_UINT8, FULL_LEN) == SUCCEED;
+}
+
+/* Put f0, f1, ... until a put is refused (the store cannot commit), at
+ * most `count`; then: three more puts are refused too, reads of f0 and of
+ * the last acknowledged tag go on. Prints "full-put: acked A". */
+static int cmd_full_put(long count)
+{
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, oprop = 0, obj = 0;
+    long acked = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("fc", cprop);
+    oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    obj = cont != 0 ? PDCobj_create(cont, "kf", oprop) : 0;
+    CHECK(obj != 0, "create fc/kf");
+    if (obj == 0)
+        goto done;
+    while (acked < count && full_put(obj, acked))
+        acked++;
+    printf("full-put: acked %ld\n", acked);
+    CHECK(acked < count, "no put was refused in %ld puts", count);
+    if (acked == count || acked == 0)
+        goto done;
+    for (int k = 0; k < 3; k++)
+        CHECK(!full_put(obj, acked), "put f%ld after a refused one succeeded (attempt %d)", acked, k);
+    full_get(obj, 0, "disk full");
+    full_get(obj, acked - 1, "disk full");
+done:
+    if (obj != 0)
+        PDCobj_close(obj);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("full-put: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* Space is back: the next put (f<acked>) is accepted. */
+static int cmd_full_more(long acked)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t obj = pdc != 0 ? PDCobj_open("kf", pdc) : 0;
+    CHECK(obj != 0, "PDCobj_open(kf)");
+    if (obj != 0) {
+        CHECK(full_put(obj, acked), "put f%ld once space is back", acked);
+        full_get(obj, acked, "space back");
+        PDCobj_close(obj);
+    }
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("full-more: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* After a restart: f0 .. f<acked-1> are all there, byte for byte. */
+static int cmd_full_check(long acked)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t obj = pdc != 0 ? PDCobj_open("kf", pdc) : 0;
+    long ok = 0;
+    CHECK(obj != 0, "PDCobj_open(kf)");
+    if (obj != 0) {
+        for (long i = 0; i < acked; i++)
+            ok += full_get(obj, i, "after restart");
+        PDCobj_close(obj);
+    }
+    printf("full-check: %ld of %ld acknowledged tags read back\n", ok, acked);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("full-check: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* ---- committed and uncommitted regions (split-write / split-read) ----
+ * Objects u<i> (PDC_INT, 2 * REG_N): the first half is written, then every
+ * server commits (PDC's server_checkpoint RPC), then the second half is
+ * written; the test runs the servers with no commit policy
+ * (PDC_CKPT_COMMIT_EVERY=0, PDC_CKPT_COMMIT_MS=0), so only the first half
+ * is committed when it kills them. After the restart the first half reads
+ * back byte for byte, and every read that touches the second half fails:
+ * its region record was lost with the crash, and the bytes in the data
+ * file must not be answered in its place. */
+perr_t PDC_Client_all_server_checkpoint(void); /* libpdc; pdc_client_connect.h is not installed */
+
+static int32_t split_val(int i, uint64_t k)
+{
+    return (int32_t)(i * 65537 + (int32_t)k * 3 + 11);
+}
+
+static int cmd_split_write(int nobj)
+{
+    static int32_t b[2 * REG_N];
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("sc", cprop);
+    CHECK(cont != 0, "PDCcont_create(sc)");
+    if (cont == 0)
+        goto done;
+    for (int half = 0; half < 2; half++) {
+        for (int i = 0; i < nobj; i++) {
+            char n[MAX_NAME];
+            uint64_t dims[1] = {2 * REG_N}, off[1] = {(uint64_t)half * REG_N}, len[1] = {REG_N};
+            snprintf(n, sizeof n, "u%d", i);
+            pdcid_t o;
+            if (half == 0) {
+                pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+                PDCprop_set_obj_type(prop, PDC_INT);
+                PDCprop_set_obj_dims(prop, 1, dims);
+                o = PDCobj_create(cont, n, prop);
+                PDCprop_close(prop);
+            }
+            else
+                o = PDCobj_open(n, pdc);
+            CHECK(o != 0, "%s %s", half ? "PDCobj_open" : "PDCobj_create", n);
+            if (o == 0)
+                goto done;
+            for (uint64_t k = 0; k < 2 * REG_N; k++)
+                b[k] = split_val(i, k);
+            CHECK(region_xfer(b + off[0], PDC_WRITE, o, 1, off, len), "write %s half %d", n, half);
+            PDCobj_close(o);
+        }
+        if (half == 0) {
+            CHECK(PDC_Client_all_server_checkpoint() == SUCCEED, "server checkpoint (commit)");
+            printf("split-write: first halves written and committed\n");
+        }
+    }
+    printf("split-write: second halves written (not committed)\n");
+done:
+    if (cont != 0)
+        PDCcont_close(cont);
+    if (cprop != 0)
+        PDCprop_close(cprop);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("split-write: %d check(s) passed, %d failed\n", passes, failures);
+    fflush(stdout);
+    return failures ? 1 : 0;
+}
+
+static int cmd_split_read(int nobj)
+{
+    static int32_t b[2 * REG_N], want[2 * REG_N];
+    pdcid_t pdc = PDCinit("pdc");
+    int refused = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    for (int i = 0; i < nobj; i++) {
+        char n[MAX_NAME];
+        uint64_t off[1] = {0}, len[1] = {REG_N};
+        snprintf(n, sizeof n, "u%d", i);
+        pdcid_t o = PDCobj_open(n, pdc);
+        CHECK(o != 0, "PDCobj_open(%s)", n);
+        if (o == 0)
+            continue;
+        for (uint64_t k = 0; k < 2 * REG_N; k++)
+            want[k] = split_val(i, k);
+        memset(b, 0, sizeof b);
+        CHECK(region_xfer(b, PDC_READ, o, 1, off, len), "read %s [0, %d) (committed)", n, REG_N);
+        CHECK(memcmp(b, want, REG_N * sizeof *b) == 0,
+              "%s [0, %d) (committed): the bytes read differ from those written", n, REG_N);
+        /* the uncommitted half, a read across both, and one inside it */
+        const uint64_t tries[3][2] = {{REG_N, REG_N}, {REG_N - 10, 20}, {REG_N + 100, 7}};
+        for (int t = 0; t < 3; t++) {
+            off[0] = tries[t][0];
+            len[0] = tries[t][1];
+            memset(b, 0, sizeof b);
+            int ok = region_xfer(b, PDC_READ, o, 1, off, len);
+            CHECK(!ok, "read %s [%d, %d) (not committed) succeeded", n, (int)off[0],
+                  (int)(off[0] + len[0]));
+            refused += !ok;
+        }
+        PDCobj_close(o);
+    }
+    printf("split-read: %d read(s) of uncommitted regions refused\n", refused);
+done:
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("split-read: %d check(s) passed, %d failed\n", passes, failures);
     return failures ? 1 : 0;
 }
 
@@ -1029,7 +1251,12 @@ static void usage(void)
             "       pdc-ckpt-client putloop --count MAX --pause-after A --ack FILE\n"
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
             "       pdc-ckpt-client data-write --objects N\n"
-            "       pdc-ckpt-client data-read --objects N --round R\n"
+            "       pdc-ckpt-client data-read --objects N --round R [--dart 0]\n"
+            "       pdc-ckpt-client full-put --count MAX\n"
+            "       pdc-ckpt-client full-more --acked A\n"
+            "       pdc-ckpt-client full-check --acked A\n"
+            "       pdc-ckpt-client split-write --objects N\n"
+            "       pdc-ckpt-client split-read --objects N\n"
             "       pdc-ckpt-client bench-write --objects N --tags T [--cont NAME]\n"
             "       pdc-ckpt-client bench-lookup --name OBJ --tag TAG\n");
 }
@@ -1047,7 +1274,7 @@ static int parse_long(const char *s, long *out)
 
 int main(int argc, char **argv)
 {
-    long objects = -1, tags = -1, count = -1, pause_after = -1, acked = -1, round = -1;
+    long objects = -1, tags = -1, count = -1, pause_after = -1, acked = -1, round = -1, dart = 1;
     const char *manifest = NULL, *newname = NULL, *ack = NULL, *name = NULL, *tag = NULL;
     const char *cont = "bc";
     if (argc < 2) {
@@ -1065,7 +1292,8 @@ int main(int argc, char **argv)
                     {"--acked", &acked, NULL},     {"--manifest", NULL, &manifest},
                     {"--new", NULL, &newname},     {"--ack", NULL, &ack},
                     {"--name", NULL, &name},       {"--tag", NULL, &tag},
-                    {"--cont", NULL, &cont},       {"--round", &round, NULL}};
+                    {"--cont", NULL, &cont},       {"--round", &round, NULL},
+                    {"--dart", &dart, NULL}};
         long *num = NULL;
         const char **str = NULL;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
@@ -1097,7 +1325,17 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "data-write") == 0 && objects > 0)
         return cmd_data_write((int)objects);
     if (strcmp(cmd, "data-read") == 0 && objects > 0 && round > 0)
-        return cmd_data_read((int)objects, (int)round);
+        return cmd_data_read((int)objects, (int)round, dart != 0);
+    if (strcmp(cmd, "full-put") == 0 && count > 0)
+        return cmd_full_put(count);
+    if (strcmp(cmd, "full-more") == 0 && acked > 0)
+        return cmd_full_more(acked);
+    if (strcmp(cmd, "full-check") == 0 && acked > 0)
+        return cmd_full_check(acked);
+    if (strcmp(cmd, "split-write") == 0 && objects > 0)
+        return cmd_split_write((int)objects);
+    if (strcmp(cmd, "split-read") == 0 && objects > 0)
+        return cmd_split_read((int)objects);
     if (strcmp(cmd, "bench-write") == 0 && objects > 0 && tags > 0)
         return cmd_bench_write((int)objects, (int)tags, cont);
     if (strcmp(cmd, "bench-lookup") == 0 && name && tag)

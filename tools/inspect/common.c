@@ -407,6 +407,26 @@ int key_decode(struct dkey *d, int db, const void *key, size_t klen)
             d->count[i] = ckpt_key_get_u64(k + 9 + 8 * (d->ndim + i));
         }
         return 0;
+    case CKPT_DB_PDC_SERVER: /* tag . object id . region key (ckpt_key_pdc_region) */
+        if (klen > 1 && k[0] == CKPT_PDC_SAME_NAME) { /* 'n' . namekey . ts . id */
+            if ((n = name_part(d, k + 1, klen - 1)) == 0 || klen != 1 + n + 12)
+                return -1;
+            d->id2 = k[0];
+            d->ts = ckpt_key_get_i32(k + 1 + n);
+            d->id = ckpt_key_get_u64(k + 5 + n);
+            return 0;
+        }
+        if (klen < 10 || (k[0] != CKPT_PDC_DATA_REGION && k[0] != CKPT_PDC_XFER_REGION) ||
+            k[9] == 0 || k[9] > CKPT_REGION_MAXDIM || klen != 10 + 16 * (size_t)k[9])
+            return -1;
+        d->id2 = k[0];
+        d->id = ckpt_key_get_u64(k + 1);
+        d->ndim = k[9];
+        for (uint32_t i = 0; i < d->ndim; i++) {
+            d->start[i] = ckpt_key_get_u64(k + 10 + 8 * i);
+            d->count[i] = ckpt_key_get_u64(k + 10 + 8 * (d->ndim + i));
+        }
+        return 0;
     default:
         return -2; /* a database this build does not know */
     }
@@ -568,6 +588,20 @@ json_object *key_json(int db, const void *key, size_t klen)
         json_object_object_add(o, "start", u64_array(d.start, d.ndim));
         json_object_object_add(o, "count", u64_array(d.count, d.ndim));
         break;
+    case CKPT_DB_PDC_SERVER:
+        if (d.id2 == CKPT_PDC_SAME_NAME) {
+            json_object_object_add(o, "table", json_object_new_string("same_name"));
+            add_name(o, &d);
+            json_object_object_add(o, "time_step", jnum_i64(d.ts));
+            json_object_object_add(o, "obj_id", jnum_u64(d.id));
+            break;
+        }
+        json_object_object_add(o, "table", json_object_new_string(
+                                               d.id2 == CKPT_PDC_DATA_REGION ? "data" : "transfer"));
+        json_object_object_add(o, "obj_id", jnum_u64(d.id));
+        json_object_object_add(o, "start", u64_array(d.start, d.ndim));
+        json_object_object_add(o, "count", u64_array(d.count, d.ndim));
+        break;
     default:
         break;
     }
@@ -621,6 +655,17 @@ void key_text(char *buf, size_t n, int db, const void *key, size_t klen)
         u64_list(a, sizeof a, d.start, d.ndim);
         u64_list(b, sizeof b, d.count, d.ndim);
         snprintf(buf, n, "obj %llu start [%s] count [%s]", (unsigned long long)d.id, a, b);
+        break;
+    case CKPT_DB_PDC_SERVER:
+        if (d.id2 == CKPT_PDC_SAME_NAME) {
+            snprintf(buf, n, "same-name object %llu name %s ts %d", (unsigned long long)d.id, nm,
+                     (int)d.ts);
+            break;
+        }
+        u64_list(a, sizeof a, d.start, d.ndim);
+        u64_list(b, sizeof b, d.count, d.ndim);
+        snprintf(buf, n, "%s region obj %llu start [%s] count [%s]",
+                 d.id2 == CKPT_PDC_DATA_REGION ? "data" : "transfer", (unsigned long long)d.id, a, b);
         break;
     default:
         snprintf(buf, n, "?");
@@ -812,6 +857,18 @@ json_object *region_json(const struct ckpt_region *g)
         add(h, "incr", jnum_f64(g->hist.incr, 0));
         add(j, "hist", h);
     }
+    return j;
+}
+
+json_object *xfer_json(const struct ckpt_xfer_region *x)
+{
+    json_object *j = json_object_new_object();
+    add(j, "obj_id", jnum_u64(x->obj_id));
+    add(j, "ndim", jnum_u64(x->ndim));
+    add(j, "start", u64_array(x->start, x->ndim));
+    add(j, "count", u64_array(x->count, x->ndim));
+    add(j, "data_server_id", jnum_u64(x->data_server_id));
+    add(j, "unit_size", jnum_u64(x->unit_size));
     return j;
 }
 

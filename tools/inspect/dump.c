@@ -74,6 +74,25 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, cons
         if (v->len != 0)
             snprintf(err, errn, "index value of %zu bytes, expected none", v->len);
         return NULL;
+    case CKPT_DB_PDC_SERVER: {
+        size_t off = 0;
+        if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_SAME_NAME) {
+            if (v->len != 0)
+                snprintf(err, errn, "same-name value of %zu bytes, expected none", v->len);
+            return NULL; /* the key is the entry */
+        }
+        if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_XFER_REGION) {
+            struct ckpt_xfer_region x;
+            if (ckpt_rec_xfer_decode(&x, v->data, v->len, &off) == 0)
+                return xfer_json(&x);
+        } else {
+            struct ckpt_region g;
+            if (ckpt_rec_region_decode(&g, v->data, v->len, &off) == 0)
+                return region_json(&g);
+        }
+        snprintf(err, errn, "record of %zu bytes does not decode (byte %zu)", v->len, off);
+        return hex_json(v->data, v->len);
+    }
     default: { /* a database this build does not know */
         json_object *o = json_object_new_object();
         json_object_object_add(o, "hex", hex_json(v->data, v->len));
@@ -173,6 +192,24 @@ static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
             fprintf(stderr, PROG ": --prefix: name of %zu bytes is longer than %u\n", n,
                     CKPT_NAME_MAX);
             return -1;
+        }
+        return 0;
+    case CKPT_DB_PDC_SERVER: /* d (data regions), x (transfer regions), optionally :ID; n (same-name) */
+        if (key[0] == CKPT_PDC_SAME_NAME && key[1] == 0) {
+            out[0] = CKPT_PDC_SAME_NAME;
+            *plen = 1;
+            return 0;
+        }
+        if ((key[0] != CKPT_PDC_DATA_REGION && key[0] != CKPT_PDC_XFER_REGION) ||
+            (key[1] != 0 && (key[1] != ':' || parse_u64(key + 2, &id) != 0))) {
+            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, d:ID or x:ID\n");
+            return -1;
+        }
+        out[0] = (uint8_t)key[0];
+        *plen = 1;
+        if (key[1] != 0) {
+            ckpt_key_u64(out + 1, id);
+            *plen = 9;
         }
         return 0;
     default:

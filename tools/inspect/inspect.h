@@ -119,7 +119,7 @@ int parse_i32(const char *s, int32_t *out);
 struct dkey {
     uint64_t id;             /* obj, cont: id; kvtag, kvtag_name: owner;
                               * cont_obj: container; region: object */
-    uint64_t id2;            /* cont_obj: member object */
+    uint64_t id2;            /* cont_obj: member object; pdc_server: the table's tag */
     const uint8_t *name;     /* name bytes (a prefix when hashed) */
     size_t nlen;
     size_t namekey_len;      /* bytes of the name key in the key */
@@ -139,6 +139,8 @@ int id_home_decode(const void *val, size_t len, uint32_t *home);
 json_object *hex_json(const void *data, size_t len);
 /* The decoded key as a JSON object ({"hex": ...} when malformed). */
 json_object *key_json(int db, const void *key, size_t klen);
+/* A transfer region record (database pdc_server) as JSON. */
+json_object *xfer_json(const struct ckpt_xfer_region *x);
 /* The key as text for messages: `id 1000000001`, `name "obj3" ts 0`,
  * ...; `hex 00ab..` when malformed. */
 void key_text(char *buf, size_t n, int db, const void *key, size_t klen);

@@ -66,6 +66,7 @@ struct verify {
     int incomplete;              /* a rank is missing or unreadable */
     uint64_t problems;
     uint64_t n_obj, n_kvtag, n_cont, n_member, n_region;
+    uint64_t n_same_name; /* objects that share name and time step, not in obj_name */
     uint64_t skipped_members;
     int cur_db;                  /* where we are, for fault reports; -1: opening */
     struct pending *pend;
@@ -457,6 +458,20 @@ static int check_named(const ckpt_val *k, const ckpt_val *val, void *p)
     }
     const int idb = is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME;
     rc = ckpt_get_raw(&iv, c->r->tx, idb, ik, n);
+    if (is_obj && (rc == CKPT_E_NOTFOUND || (rc == 0 && iv.len == 8 &&
+                                             ckpt_key_get_u64(iv.data) != d.id))) {
+        /* one of several objects of this name and time step (PDC tells
+         * them apart by user id and app name): the index names one of
+         * them, or none after a delete; the others have a same-name entry
+         * in pdc_server (ckpt_hook_same_name_put) */
+        uint8_t sk[13 + CKPT_NAMEKEY_MAX];
+        size_t sn = ckpt_key_pdc_same_name(sk, name, ts, d.id);
+        ckpt_val sv;
+        if (sn > 0 && ckpt_get_raw(&sv, c->r->tx, CKPT_DB_PDC_SERVER, sk, sn) == 0) {
+            c->v->n_same_name++;
+            return 0;
+        }
+    }
     if (rc == CKPT_E_NOTFOUND) {
         if (is_obj)
             kproblem(c->v, c->r, c->db, k, "no obj_name entry for its name %s ts %d", nt, (int)ts);
@@ -641,6 +656,48 @@ static int check_region(const ckpt_val *k, const ckpt_val *val, void *p)
     return 0;
 }
 
+/* pdc_server (a PDC server's region tables): the record decodes and
+ * describes the region of its key. Its objects may be other ranks'. */
+static int check_pdc_server(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    size_t off = 0;
+    uint64_t obj_id;
+    uint32_t ndim;
+    const uint64_t *start, *count;
+    struct ckpt_region g;
+    struct ckpt_xfer_region x;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (d.id2 == CKPT_PDC_SAME_NAME) {
+        /* an entry of a deleted object stays (ids are never reused) */
+        if (val->len != 0)
+            kproblem(c->v, c->r, c->db, k, "value of %zu bytes, expected none", val->len);
+        return 0;
+    }
+    if (d.id2 == CKPT_PDC_XFER_REGION) {
+        if (ckpt_rec_xfer_decode(&x, val->data, val->len, &off) != 0) {
+            bad_record(c, k, val);
+            return 0;
+        }
+        obj_id = x.obj_id, ndim = x.ndim, start = x.start, count = x.count;
+    } else {
+        if (ckpt_rec_region_decode(&g, val->data, val->len, &off) != 0) {
+            bad_record(c, k, val);
+            return 0;
+        }
+        obj_id = g.obj_id, ndim = g.ndim, start = g.start, count = g.count;
+    }
+    int same = obj_id == d.id && ndim == d.ndim;
+    for (uint32_t i = 0; same && i < d.ndim; i++)
+        same = start[i] == d.start[i] && count[i] == d.count[i];
+    if (!same)
+        kproblem(c->v, c->r, c->db, k, "record describes another region (obj_id %llu, ndim %u)",
+                 (unsigned long long)obj_id, ndim);
+    return 0;
+}
+
 /* id_home (written by re-homing): on the id's directory rank, the rank
  * that holds the object or container now. */
 static int check_id_home(const ckpt_val *k, const ckpt_val *val, void *p)
@@ -684,6 +741,7 @@ static void phase_check(struct verify *v, struct vrank *r)
         [CKPT_DB_TAG_INDEX] = check_tag_index, [CKPT_DB_CONT] = check_named,
         [CKPT_DB_CONT_NAME] = check_name_index, [CKPT_DB_CONT_OBJ] = check_member,
         [CKPT_DB_REGION] = check_region,       [CKPT_DB_ID_HOME] = check_id_home,
+        [CKPT_DB_PDC_SERVER] = check_pdc_server,
     };
     uint64_t before = v->skipped_members;
     struct vctx dc = {v, r, -1};
@@ -879,6 +937,7 @@ int cmd_verify(int argc, char **argv)
         json_object_object_add(n, "containers", jnum_u64(v.n_cont));
         json_object_object_add(n, "members", jnum_u64(v.n_member));
         json_object_object_add(n, "regions", jnum_u64(v.n_region));
+        json_object_object_add(n, "same_name_objects", jnum_u64(v.n_same_name));
         json_object_object_add(jr, "checked", n);
         json_object_object_add(jr, "problems", v.jproblems);
         print_json_pretty(jr);
@@ -887,7 +946,13 @@ int cmd_verify(int argc, char **argv)
             return EXIT_FAIL;
         return v.problems == 0 ? EXIT_OK : EXIT_FAIL;
     }
-    if (v.problems == 0) {        printf("verified %llu objects, %llu kvtags, %llu containers, %llu members, %llu regions in "
+    if (v.n_same_name > 0)
+        printf("note: %llu object%s share%s name and time step with another (PDC tells them apart "
+               "by user id and app name; same-name entries in pdc_server)\n",
+               (unsigned long long)v.n_same_name, v.n_same_name == 1 ? "" : "s",
+               v.n_same_name == 1 ? "s its" : " their");
+    if (v.problems == 0) {
+        printf("verified %llu objects, %llu kvtags, %llu containers, %llu members, %llu regions in "
                "%zu ranks: OK\n",
                (unsigned long long)v.n_obj, (unsigned long long)v.n_kvtag,
                (unsigned long long)v.n_cont, (unsigned long long)v.n_member,

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# PDC's real server with the store fails closed at start (NP ranks): each
+# case must exit non-zero before "Server ready", log the store's reason (a
+# CKPT_E_* name followed by a message), and not print PDC's misleading
+# "Error with Mercury init":
+#  - a bad PDC_CKPT_* setting, on a fresh start and on a restart alike;
+#  - a PDC_CKPT_DIR that cannot be created (under a regular file);
+#  - a restart without a store;
+#  - a fresh start over an existing store (says how to restart or replace
+#    it); the store is left as it was: it verifies, and a restart from it
+#    then works.
+# usage: test_pdc_refuse.sh PREFIX CLIENT INSPECT NP
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=pdc_lib.sh
+. "$here/pdc_lib.sh"
+pdc_take_port_lock "$0" "$@"
+
+prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4
+pdc_setup "$prefix"
+unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_SYNC
+store=$PDC_TMPDIR/pdc-ckpt
+
+# refused NAME PATTERN [restart]: the server must exit non-zero, its log
+# must match PATTERN (extended regex) and hold no "Server ready" and no
+# "Error with Mercury init"
+refused() {
+    local name=$1 pattern=$2 mode=${3:-} st=0 log=$PDC_WORK/refuse-$1.log
+    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n "$np" \
+        "$PDC_PREFIX/bin/pdc_server.exe" $mode) >"$log" 2>&1 || st=$?
+    if [ "$st" -eq 0 ] || [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
+        echo "FAIL: $name: the server exited with status $st (expected a refusal, non-zero)"
+        cat "$log"
+        exit 1
+    fi
+    grep -q "Server ready" "$log" && { echo "FAIL: $name: the server got ready"; cat "$log"; exit 1; }
+    grep -q "Error with Mercury init" "$log" &&
+        { echo "FAIL: $name: misleading \"Error with Mercury init\""; cat "$log"; exit 1; }
+    grep -Eq "$pattern" "$log" || { echo "FAIL: $name: no /$pattern/ in the log"; cat "$log"; exit 1; }
+    echo "ok: $name: exit status $st; $(grep -Eo "$pattern" "$log" | head -1)"
+}
+
+export PDC_CKPT_COMMIT_EVERY=abc
+refused bad-setting-fresh 'pdc-ckpt environment [^:]*: CKPT_E_INVAL: PDC_CKPT_COMMIT_EVERY="abc": not a non-negative integer'
+refused bad-setting-restart 'pdc-ckpt environment [^:]*: CKPT_E_INVAL: PDC_CKPT_COMMIT_EVERY="abc": not a non-negative integer' restart
+unset PDC_CKPT_COMMIT_EVERY
+export PDC_CKPT_SYNC=sometimes
+refused bad-sync-restart 'CKPT_E_INVAL: PDC_CKPT_SYNC="sometimes": use sync, interval or close' restart
+unset PDC_CKPT_SYNC
+
+: >"$PDC_WORK/afile"
+export PDC_CKPT_DIR=$PDC_WORK/afile/store
+refused unwritable-dir "pdc-ckpt open [^:]*: CKPT_E_[A-Z]+: .*$PDC_WORK/afile"
+unset PDC_CKPT_DIR
+
+refused restart-without-store 'pdc-ckpt restart \(map\) from .*: CKPT_E_NOSTORE: .+' restart
+
+echo "== a store from a fresh start and close_server"
+pdc_start "$np" "$PDC_WORK/server0.log"
+pdc_client "$client" write --objects 5 --manifest "$PDC_WORK/manifest" >"$PDC_WORK/write.out" 2>&1 ||
+    { echo "FAIL: write"; cat "$PDC_WORK/write.out"; exit 1; }
+pdc_close
+refused fresh-over-store 'a store is already at .*Restart from it with `pdc_server.exe restart`, or remove it'
+"$inspect" verify "$store"
+pdc_start "$np" "$PDC_WORK/server1.log" restart
+pdc_client "$client" read --objects 5 --manifest "$PDC_WORK/manifest" >"$PDC_WORK/read.out" 2>&1 ||
+    { echo "FAIL: read after the refused fresh start"; grep FAIL "$PDC_WORK/read.out"; exit 1; }
+pdc_close
+echo "PASS: $np server(s): bad settings, an unwritable store directory, a restart without a store and a fresh start over a store are refused with the store's reason and a non-zero exit"
