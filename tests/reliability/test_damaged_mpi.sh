@@ -90,16 +90,16 @@ grep -q "^rank 1: .*truncated" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out
 
 # 3. rank-1 of a newer format version
 fresh
-"$damage" "$dir/d" 1 version 4
-cp -a "$dir/d/rank-1/data.mdb" "$dir/v4.mdb"
+"$damage" "$dir/d" 1 version 5
+cp -a "$dir/d/rank-1/data.mdb" "$dir/v5.mdb"
 restart3 1
-all_ranks_say 3 "version 4 is newer"
+all_ranks_say 3 "version 5 is newer"
 unchanged
 restart2 1
-all_ranks_say 2 "store format version 4 is newer than this build's version 3"
-cmp -s "$dir/v4.mdb" "$dir/d/rank-1/data.mdb" || fail "the refused restarts changed rank 1"
+all_ranks_say 2 "store format version 5 is newer than this build's version 4"
+cmp -s "$dir/v5.mdb" "$dir/d/rank-1/data.mdb" || fail "the refused restarts changed rank 1"
 expect_rc 1 "$insp" verify "$dir/d"
-grep -q "^rank 1: .*version 4" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+grep -q "^rank 1: .*version 5" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
 
 # 4. rank-1 is another program's LMDB environment
 fresh
@@ -122,15 +122,15 @@ done
 cp -a "$dir/d" "$dir/flipped"
 restart2 0 # the map restart only opens: records decode when they are read
 restart2 1 --rebuild # per rank after the map restart: the damaged rank says it
-grep -Eq "^ckpt-workload: rank 1: restart: .*rank-1/data.mdb: record in obj under key [0-9a-f]{16} does not decode" \
+grep -Eq "^ckpt-workload: rank 1: restart: .*rank-1/data.mdb: rank 1, database obj, key [0-9a-f]{16} .*checksum mismatch .*not returned" \
     "$dir/err" || { cat "$dir/err" >&2; fail "rebuild: rank 1 does not name the record"; }
 rm -rf "$dir/d"; cp -a "$dir/flipped" "$dir/d"
 restart3 1
-all_ranks_say 3 "re-homing: rank-1: a record in obj \(key of 8 bytes, id [0-9]+\) does not decode"
+all_ranks_say 3 "rank-1/data.mdb: rank 1, database obj, key [0-9a-f]{16} .*checksum mismatch"
 unchanged
 restart2 0 # the old layout is still there, on 2 ranks
 expect_rc 1 "$mpiexec" "$npflag" 2 "$wl" verify --store "$dir/d" "${W[@]}"
-grep -q "object obj$victim: .*record in obj under key" "$dir/err" || fail "verify: $(cat "$dir/err")"
+grep -Eq "object obj$victim: .*database obj, key [0-9a-f]{16} .*checksum mismatch" "$dir/err" || fail "verify: $(cat "$dir/err")"
 expect_rc 1 "$insp" verify "$dir/d"
 grep -Eq "^rank 1: obj: id [0-9]+: " "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
 [ "$(grep -c '^rank ' "$dir/out")" -ge 1 ] || fail "ckpt-inspect: $(cat "$dir/out")"

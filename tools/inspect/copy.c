@@ -174,11 +174,16 @@ static void copy_one(void *p)
     j->converted = j->rc == 0 && j->e->st != NULL && !ckpt_store_has_checksums(j->e->st);
 }
 
+/* Remove a rank this copy wrote: its data.mdb and what opening it to
+ * check it left (LMDB's lock.mdb), then the directory. */
 static void remove_copy(const char *dst)
 {
-    char data[PATH_MAX + 16];
-    snprintf(data, sizeof data, "%s/data.mdb", dst);
-    unlink(data);
+    static const char *const files[] = {"data.mdb", "lock.mdb"};
+    char path[PATH_MAX + 16];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dst, files[i]);
+        unlink(path);
+    }
     rmdir(dst);
 }
 
