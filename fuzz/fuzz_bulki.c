@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bulki.h"
+#include "bulki_fast.h" /* the inline paths it compares */
 #include "bulki_int.h" /* bulki_decode_index_general */
 #include "bulki_json.h"
 #include "fuzz_check.h"
