@@ -53,7 +53,6 @@ foreach(_pc pdc-ckpt pdc-ckpt-mpi)
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
 
-# Programs. ckpt-bench runs the ckpt-workload beside it (with the benchmark
-# methods compiled in) and needs python3 (and gnuplot for the PNG).
+# Programs. The benchmarks (tools/bench/: ckpt-bench, ckpt-bench-workload,
+# ...) stay in the build tree: they link SQLite and RocksDB.
 install(TARGETS bulki-tool ckpt-inspect ckpt-workload RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(PROGRAMS ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/ckpt-bench DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -3,7 +3,7 @@
  * (bulki_doc / bulki_value) and writes PDC's exact bytes into a caller's
  * buffer, allocating nothing. The first error latches in the writer.
  *
- * Layout reminder (BULKI.md): an entity is
+ * Layout reminder (docs/BULKI.md): an entity is
  *   varint size | u8 type|class<<5 | varint count | payload
  * and a BULKI is
  *   varint total | varint nkeys | varint header | varint data |

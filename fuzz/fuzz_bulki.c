@@ -39,14 +39,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bulki.h"
+#include "bulki_fast.h" /* the inline paths it compares */
 #include "bulki_int.h" /* bulki_decode_index_general */
 #include "bulki_json.h"
 #include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Notional sizes (BULKI.md): an entity header counts 18 bytes, a BULKI
+/* Notional sizes (docs/BULKI.md): an entity header counts 18 bytes, a BULKI
  * header 48, a PDC_BULKI item adds an 8-byte pointer. */
 #define NOTIONAL_ENT_HDR 18u
 #define NOTIONAL_DOC_HDR 48u

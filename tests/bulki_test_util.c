@@ -25,43 +25,6 @@ uint8_t *tu_dup(const void *p, size_t n)
     return d;
 }
 
-uint8_t *tu_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL, *exact;
-    size_t n = 0, cap = 0;
-    if (f == NULL)
-        return NULL;
-    for (;;) {
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 4096;
-            uint8_t *nb = realloc(buf, ncap);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    exact = tu_dup(buf, n);
-    free(buf);
-    if (exact != NULL)
-        *len = n;
-    return exact;
-}
-
 static int has_suffix(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);
@@ -199,19 +162,6 @@ json_object *tu_json_text_roundtrip(json_object *j)
     }
     json_tokener_free(tok);
     return r;
-}
-
-uint64_t tu_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-uint64_t tu_below(uint64_t *state, uint64_t n)
-{
-    return n ? tu_rand(state) % n : 0;
 }
 
 void tu_print_diff(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len)

@@ -16,6 +16,7 @@
 
 #include "bulki.h"
 #include "bulki_json.h"
+#include "test_util.h"
 
 /* One test vector: NAME.bin (bytes written by PDC) and NAME.json. */
 struct tu_vector {
@@ -36,8 +37,6 @@ const char *tu_vector_dir(int argc, char **argv);
 size_t tu_load_vectors(const char *dir, struct tu_vector **out, size_t *orphans);
 void tu_free_vectors(struct tu_vector *v, size_t n);
 
-/* Whole file into an exact-size heap buffer; NULL on failure. */
-uint8_t *tu_read_file(const char *path, size_t *len);
 /* Exact-size heap copy of n bytes (n may be 0). */
 uint8_t *tu_dup(const void *p, size_t n);
 
@@ -48,11 +47,6 @@ int tu_decode_json(json_object **out, const uint8_t *buf, size_t len, int entity
                    size_t *err_off);
 /* Serialize j to JSON text and parse it back (NULL on failure). */
 json_object *tu_json_text_roundtrip(json_object *j);
-
-/* splitmix64 */
-uint64_t tu_rand(uint64_t *state);
-/* Uniform-ish in [0, n). */
-uint64_t tu_below(uint64_t *state, uint64_t n);
 
 /* Hex dump of the first difference between two buffers, for messages. */
 void tu_print_diff(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len);

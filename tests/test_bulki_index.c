@@ -10,7 +10,8 @@
  * indexed decode must return the same code and the same error offset as
  * bulki_decode_doc, and on success the same map and the pairs in order.
  */
-#include "bulki_int.h" /* bulki_fast_tc */
+#include "bulki_fast.h" /* the field getters' inline paths */
+#include "bulki_int.h"  /* bulki_fast_tc */
 #include "bulki_test_util.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /*
  * test_bulki_write.c - the BULKI writer against bytes worked out by hand
- * from BULKI.md, its failure injection, and its rejection of invalid
+ * from docs/BULKI.md, its failure injection, and its rejection of invalid
  * descriptions.
  *
- * Every expected byte string below was derived from the rules in BULKI.md
+ * Every expected byte string below was derived from the rules in docs/BULKI.md
  * (notional sizes: 18 + payload per entity, +8 for a PDC_BULKI item, 48 +
  * sum for a BULKI; offsets = absolute position of the offset field itself);
  * the comments show the arithmetic. For each case the test asserts:
@@ -767,7 +767,7 @@ static void invalid_depth_beyond_max(void **state)
 
 /*
  * A model of the encoding of a BULKI whose keys and values are base-type
- * or string entities (no nesting), written from BULKI.md's rules alone,
+ * or string entities (no nesting), written from docs/BULKI.md's rules alone,
  * with no shortcut: the writer's flat path (short strings and fixed-width
  * numbers, headers of three bytes) and its general path must both give
  * exactly these bytes. Returns the length, or 0 if some entity is not

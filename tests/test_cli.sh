@@ -12,9 +12,14 @@
 #     mismatch says what to run; after a re-homing no --from-ranks is
 #     needed; ckpt-inspect verify --json is one JSON document;
 #   - PDC_CKPT_DIR names ckpt-workload's store when --store is absent.
-# usage: test_cli.sh BULKI INSPECT WORKLOAD STORE_BENCH BULKI_BENCH CKPT_BENCH MPIEXEC NUMPROC_FLAG
+#   - ckpt-workload has this project's store only: --method of a benchmark
+#     method is a usage error naming ckpt-bench-workload, which runs it.
+# usage: test_cli.sh BULKI INSPECT WORKLOAD MPIEXEC NUMPROC_FLAG
+#                    [STORE_BENCH BULKI_BENCH CKPT_BENCH BENCH_WORKLOAD]
+# (the benchmark programs when the build has them: PDC_CKPT_BUILD_BENCH)
 set -uo pipefail
-bulki=$1 insp=$2 wl=$3 sbench=$4 bbench=$5 cbench=$6 mpiexec=$7 npflag=$8
+bulki=$1 insp=$2 wl=$3 mpiexec=$4 npflag=$5
+sbench=${6:-} bbench=${7:-} cbench=${8:-} bwl=${9:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ckpt-cli-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fails=0 checked=0
@@ -70,9 +75,6 @@ for h in -h --help; do
     for c in write restart verify demo; do
         help mpi1 "$wl" "$c" "$h"
     done
-    help "$sbench" "$h"
-    help "$bbench" "$h"
-    help "$cbench" "$h"
 done
 usage_error --no-such-option "$bulki" decode --no-such-option x
 usage_error --no-such-option "$bulki" encode --no-such-option x y
@@ -95,21 +97,33 @@ done
 usage_error --objects mpi1 "$wl" write --store "$dir/x" --objects many
 usage_error --from-ranks mpi1 "$wl" verify --store "$dir/x" --objects 1 --from-ranks 0
 usage_error --sync mpi1 "$wl" write --store "$dir/x" --objects 1 --sync never
-usage_error "'x'" "$sbench" -x
-usage_error -n "$sbench" -n lots
-usage_error -r "$sbench" -r 1000
-usage_error -n "$bbench" -n 0
-usage_error "'x'" "$bbench" -x
-usage_error --no-such-option "$cbench" --no-such-option
-usage_error --repeat "$cbench" --repeat many
+usage_error ckpt-bench-workload mpi1 "$wl" write --store "$dir/x" --objects 1 --method sqlite
+
+# --- the benchmark programs ---
+if [ -n "$sbench" ]; then
+    for h in -h --help; do
+        help "$sbench" "$h"
+        help "$bbench" "$h"
+        help "$cbench" "$h"
+        help mpi1 "$bwl" "$h"
+    done
+    usage_error "'x'" "$sbench" -x
+    usage_error -n "$sbench" -n lots
+    usage_error -r "$sbench" -r 1000
+    usage_error -n "$bbench" -n 0
+    usage_error "'x'" "$bbench" -x
+    usage_error --no-such-option "$cbench" --no-such-option
+    usage_error --repeat "$cbench" --repeat many
+    usage_error --method mpi1 "$bwl" write --store "$dir/x" --objects 1 --method nosuch
+    user_error "/nonexistent" "$sbench" -d /nonexistent/dir -n 100 -r 1
+    user_error "No such file" "$cbench" --report "$dir/missing.json"
+    echo '{"results": ' >"$dir/bad.json"
+    user_error "not JSON" "$cbench" --report "$dir/bad.json"
+    echo '{"results": [{"ranks": 1}]}' >"$dir/foreign.json"
+    user_error "not a report" "$cbench" --report "$dir/foreign.json"
+fi
 
 # --- user errors: clear, no signal, no traceback ---
-user_error "/nonexistent" "$sbench" -d /nonexistent/dir -n 100 -r 1
-user_error "No such file" "$cbench" --report "$dir/missing.json"
-echo '{"results": ' >"$dir/bad.json"
-user_error "not JSON" "$cbench" --report "$dir/bad.json"
-echo '{"results": [{"ranks": 1}]}' >"$dir/foreign.json"
-user_error "not a report" "$cbench" --report "$dir/foreign.json"
 user_error "no store at" mpi1 "$wl" restart --store "$dir/typo"
 [ -e "$dir/typo" ] && bad "restart of a missing store created $dir/typo"
 mpi1 "$wl" restart --store "$dir/new" --create >"$dir/out" 2>&1 || bad "restart --create: $(cat "$dir/out")"

@@ -1,5 +1,5 @@
 /*
- * bulki - decode BULKI bytes to the JSON form of BULKI.md, or encode that
+ * bulki - decode BULKI bytes to the JSON form of docs/BULKI.md, or encode that
  * JSON form to BULKI bytes. It is how the wire format is checked from
  * outside: every byte goes through the codec in codec/.
  *

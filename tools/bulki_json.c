@@ -1,6 +1,6 @@
 /*
  * bulki_json.c - conversion between BULKI bytes and the JSON form of
- * BULKI.md, on top of the codec's views (decode) and description structs
+ * docs/BULKI.md, on top of the codec's views (decode) and description structs
  * (encode). Used by tools/bulki and by the codec tests.
  */
 #include "bulki_json.h"

@@ -1,5 +1,5 @@
 /*
- * bulki_json.h - the JSON form of BULKI content (BULKI.md, "JSON form"),
+ * bulki_json.h - the JSON form of BULKI content (docs/BULKI.md, "JSON form"),
  * for the tools and the tests. Unlike the codec this module allocates
  * (json-c objects and the description tree built from them).
  *

@@ -14,35 +14,15 @@
 
 int htu_setup(void **state)
 {
-    struct htu_fix *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    if (f == NULL)
-        return -1;
-    if (tmp == NULL || *tmp == 0 || strlen(tmp) > 400)
-        tmp = "/tmp";
-    snprintf(f->dir, sizeof f->dir, "%s/ckpt-hooks-test-XXXXXX", tmp);
-    if (mkdtemp(f->dir) == NULL) {
-        fprintf(stderr, "mkdtemp(%s): %s\n", f->dir, strerror(errno));
-        free(f);
-        return -1;
-    }
-    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
-    *state = f;
-    return 0;
+    return tu_case_new(state, "hooks-test");
 }
 
 int htu_teardown(void **state)
 {
-    struct htu_fix *f = *state;
-    if (f != NULL) {
-        htu_rmtree(f->dir);
-        free(f);
-    }
-    *state = NULL;
-    return 0;
+    return tu_case_free(state);
 }
 
-struct htu_fix *htu_fix(void **state)
+struct tu_case *htu_fix(void **state)
 {
     return *state;
 }
@@ -56,11 +36,6 @@ struct ckpt_hooks_opts htu_opts(void **state)
     return o;
 }
 
-void htu_rmtree(const char *path)
-{
-    ckpt_fs_rmtree(path);
-}
-
 void htu_check_rc(int want, int rc, const char *expr, const char *file, int line)
 {
     if (rc != want) {
@@ -68,14 +43,6 @@ void htu_check_rc(int want, int rc, const char *expr, const char *file, int line
                     expr, rc, ckpt_errname(rc), want, ckpt_errname(want), ckpt_store_errmsg(NULL));
         fail_msg("%s: unexpected return code", expr);
     }
-}
-
-uint64_t htu_rand(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 
 int htu_streq(const char *a, const char *b)

@@ -15,28 +15,21 @@
 #include <cmocka.h>
 
 #include "ckpt_hooks.h"
+#include "test_util.h"
 
-struct htu_fix {
-    char dir[512];   /* the test case's temporary directory */
-    char root[600];  /* dir/store: the store root handed to the hooks */
-};
-
+/* The test case's temporary directory and DIR/store, the store root
+ * handed to the hooks (test_util.h). */
 int htu_setup(void **state);
 int htu_teardown(void **state);
-struct htu_fix *htu_fix(void **state);
+struct tu_case *htu_fix(void **state);
 
 /* Hooks options for the fixture's store root (rank 0 of 1 unless changed). */
 struct ckpt_hooks_opts htu_opts(void **state);
-
-void htu_rmtree(const char *path);
 
 /* Assert rc == want; on failure print both codes by name and the message. */
 #define HTU_RC(want, rc) htu_check_rc((want), (rc), #rc, __FILE__, __LINE__)
 #define HTU_OK(rc) HTU_RC(0, (rc))
 void htu_check_rc(int want, int rc, const char *expr, const char *file, int line);
-
-/* Deterministic PRNG (splitmix64). */
-uint64_t htu_rand(uint64_t *s);
 
 /* Strings equal, NULL counting as "". */
 int htu_streq(const char *a, const char *b);

@@ -187,7 +187,7 @@ static void create_obj(model_server *m, struct wl *w, int i)
     o.consistency = (uint8_t)(i % 2);
     o.ndim = (uint32_t)(i % (CKPT_MAX_DIM + 1));
     for (uint32_t d = 0; d < o.ndim; d++)
-        o.dims[d] = (uint64_t)(htu_rand(&w->seed) % 100000) + 1;
+        o.dims[d] = (uint64_t)(tu_rand(&w->seed) % 100000) + 1;
     HTU_OK(model_obj_create(m, &o, &w->ids[i]));
     assert_true(w->ids[i] != 0);
     HTU_OK(model_cont_add(m, w->conts[c], &w->ids[i], 1));
@@ -223,17 +223,17 @@ static void run_workload(model_server *m, struct wl *w)
     for (int i = 0; i < w->nobj; i++) {
         create_obj(m, w, i);
         for (int k = 0; k < NTAG; k++)
-            if (htu_rand(&w->seed) % 3 != 0)
+            if (tu_rand(&w->seed) % 3 != 0)
                 put_tag(m, w, i, k, 0);
         for (int k = 0; k < NGEOM; k++)
-            if (htu_rand(&w->seed) % 2 == 0)
+            if (tu_rand(&w->seed) % 2 == 0)
                 put_region(m, w, i, k, 0);
     }
     /* replace some tags and regions (same name / same geometry) */
     for (int n = 0; n < w->nobj / 5; n++) {
-        int i = (int)(htu_rand(&w->seed) % (uint64_t)w->nobj);
-        put_tag(m, w, i, (int)(htu_rand(&w->seed) % NTAG), 1);
-        put_region(m, w, i, (int)(htu_rand(&w->seed) % NGEOM), 1);
+        int i = (int)(tu_rand(&w->seed) % (uint64_t)w->nobj);
+        put_tag(m, w, i, (int)(tu_rand(&w->seed) % NTAG), 1);
+        put_region(m, w, i, (int)(tu_rand(&w->seed) % NGEOM), 1);
     }
     /* cross memberships: objects added to a second container */
     for (int i = 1; i < w->nobj; i += 9) {

@@ -155,7 +155,7 @@ static void check_contents(ckpt_hooks *h)
 
 static void test_v1_store_read_only_is_read_as_it_is(void **state)
 {
-    struct htu_fix *f = htu_fix(state);
+    struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     struct ckpt_store_info info;
     char data[800], src[1200];
@@ -174,7 +174,7 @@ static void test_v1_store_read_only_is_read_as_it_is(void **state)
 
 static void test_v1_store_is_converted_by_a_writer(void **state)
 {
-    struct htu_fix *f = htu_fix(state);
+    struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     struct ckpt_store_info info;
     struct ckpt_rebuild_stats s;
@@ -275,7 +275,7 @@ static void test_v1_store_copies_into_format_4(void **state)
 
 static void test_v1_store_is_not_converted_without_the_writer_lock(void **state)
 {
-    struct htu_fix *f = htu_fix(state);
+    struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     char lk[800], data[800], src[1200];
     ckpt_hooks *h = NULL;

@@ -38,47 +38,28 @@
 #include "ckpt_fs.h"
 #include "ckpt_hooks.h"
 #include "ckpt_store.h"
+#include "test_util.h"
 
 static const char *g_inspect;
 
-struct fix {
-    char dir[512];
-    char root[600];
-};
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "%s/inspect-live-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
-    *state = f;
-    return 0;
-}
-
-/* rm -rf */
-static void rmtree(const char *p)
-{
-    ckpt_fs_rmtree(p);
+    return tu_case_new(state, "inspect-live");
 }
 
 static int teardown(void **state)
 {
-    struct fix *f = *state;
-    rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_case_free(state);
 }
 
 /* Run ckpt-inspect with the given arguments (a printf format, already
  * shell-quoted by the caller) and assert its exit status is `want`;
  * stdout in *out (malloc'd). stderr goes to DIR/stderr.log and is printed
  * with the command when the status is not the expected one. */
-static void run(struct fix *f, int want, char **out, const char *fmt, ...)
+static void run(struct tu_case *f, int want, char **out, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void run(struct fix *f, int want, char **out, const char *fmt, ...)
+static void run(struct tu_case *f, int want, char **out, const char *fmt, ...)
 {
     char args[2048], cmd[4096];
     va_list ap;
@@ -220,7 +201,7 @@ static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
     }
 }
 
-static int64_t stat_objects(struct fix *f, const char *root, size_t *map_size, int *clean)
+static int64_t stat_objects(struct tu_case *f, const char *root, size_t *map_size, int *clean)
 {
     char *out;
     run(f, 0, &out, "stat '%s' --json", root);
@@ -237,7 +218,7 @@ static int64_t stat_objects(struct fix *f, const char *root, size_t *map_size, i
 }
 
 /* dump --db obj: number of lines; every line a record of the obj db */
-static int64_t dump_objects(struct fix *f, const char *root)
+static int64_t dump_objects(struct tu_case *f, const char *root)
 {
     char *out, *save = NULL;
     int64_t n = 0;
@@ -255,7 +236,7 @@ static int64_t dump_objects(struct fix *f, const char *root)
 }
 
 /* verify: exit 0 and the count of objects on the OK line */
-static int64_t verify_objects(struct fix *f, const char *root)
+static int64_t verify_objects(struct tu_case *f, const char *root)
 {
     char *out;
     long long n = -1;
@@ -268,7 +249,7 @@ static int64_t verify_objects(struct fix *f, const char *root)
 
 static void live_stat_dump_verify(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     ckpt_store *st = open_writer(f->root);
     struct ckpt_store_info info;
     size_t map = 0;
@@ -318,7 +299,7 @@ static void live_stat_dump_verify(void **state)
 
 static void live_copy(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     ckpt_store *st = open_writer(f->root);
     char dest[700], dest2[700], *out;
     uint64_t cont = put_cont(st, "live-cont");
@@ -357,7 +338,7 @@ static void live_copy(void **state)
  * and a hash; dump shows them as such, get/find/verify use the full name. */
 static void live_long_names(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     ckpt_store *st = open_writer(f->root);
     static char oname[1001], tname[601];
     uint8_t buf[4096];
@@ -444,7 +425,7 @@ static void *writer_main(void *arg)
 
 static void live_concurrent(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct writer w;
     pthread_t t;
     char dest[700], dest2[700], *out;

@@ -8,6 +8,11 @@
 #                                 LD_LIBRARY_PATH; installed libraries export
 #                                 only ckpt_*/bulki_*
 #   exports LIB.so...             every exported symbol is ckpt_* or bulki_*
+#   library-only SRC BUILD PREFIX configure SRC with -DPDC_CKPT_BUILD_TESTS=OFF
+#                                 -DPDC_CKPT_BUILD_BENCH=OFF into BUILD (it must
+#                                 not look for SQLite, RocksDB or cmocka), build,
+#                                 install into PREFIX, check what is there and
+#                                 run the installed programs
 # Environment: CC, CONSUMER_CFLAGS (sanitizer flags), MPIEXEC.
 set -euo pipefail
 . "$(dirname "$0")/../grep_all.sh"
@@ -47,6 +52,64 @@ check_exports() {
     done
 }
 
+# check_no_bench_deps PREFIX: no installed program or shared library loads
+# SQLite, RocksDB or cmocka (ldd: also through what they load)
+check_no_bench_deps() {
+    local f n=0
+    while IFS= read -r f; do
+        readelf -h "$f" >/dev/null 2>&1 || continue # not ELF (a script)
+        n=$((n + 1))
+        ! ldd "$f" | grep_all -iE 'sqlite|rocksdb|cmocka' ||
+            fail "$f loads $(ldd "$f" | grep -iE 'sqlite|rocksdb|cmocka' | awk '{print $1}' | tr '\n' ' ')"
+    done < <(find "$1" -type f \( -path '*/bin/*' -o -name '*.so*' \))
+    [ "$n" -ge 7 ] || fail "only $n programs and shared libraries under $1"
+    echo "ok: none of the $n installed programs and shared libraries loads SQLite, RocksDB or cmocka"
+}
+
+# check_installed PREFIX: the headers, programs, libraries and packages
+check_installed() {
+    local prefix=$1 libdir f l
+    libdir=$(libdir_of "$prefix")
+    for f in include/pdc-ckpt/ckpt_hooks.h include/pdc-ckpt/ckpt_hooks_mpi.h \
+             include/pdc-ckpt/ckpt_store.h include/pdc-ckpt/bulki.h \
+             include/pdc-ckpt/ckpt_export.h bin/bulki bin/ckpt-inspect bin/ckpt-workload; do
+        [ -e "$prefix/$f" ] || fail "not installed: $f"
+    done
+    for l in bulki ckpt_store ckpt_hooks ckpt_hooks_mpi; do
+        [ -f "$libdir/lib$l.a" ] || fail "not installed: lib$l.a"
+        [ -L "$libdir/lib$l.so" ] || fail "not installed: lib$l.so (symlink)"
+    done
+    [ -f "$libdir/cmake/pdc-ckpt/pdc-ckpt-config.cmake" ] || fail "no CMake package"
+    [ -f "$libdir/cmake/pdc-ckpt/pdc-ckpt-config-version.cmake" ] || fail "no version file"
+    [ -f "$libdir/pkgconfig/pdc-ckpt-mpi.pc" ] || fail "no pdc-ckpt-mpi.pc"
+    # the benchmarks stay in the build tree
+    for f in ckpt-bench ckpt-bench-workload store-bench bulki-bench; do
+        [ ! -e "$prefix/bin/$f" ] || fail "a benchmark was installed: bin/$f"
+    done
+    # nothing of the model server or the benchmarks went into the libraries
+    for l in "$libdir"/lib*.a; do
+        ! nm "$l" 2>/dev/null | grep_all -iE ' [TDBR] (model_|bench_)' ||
+            fail "$l carries model server or benchmark code"
+    done
+    check_no_bench_deps "$prefix"
+}
+
+# check_programs PREFIX: the installed programs run from PREFIX without
+# LD_LIBRARY_PATH
+check_programs() {
+    local prefix=$1 tmp
+    tmp=$(mktemp -d)
+    "$prefix/bin/ckpt-inspect" --version | grep_all "^ckpt-inspect " || fail "ckpt-inspect --version"
+    "$prefix/bin/bulki" -V || fail "bulki -V"
+    "$MPIEXEC" -n 1 "$prefix/bin/ckpt-workload" write --store "$tmp/s" --objects 50 \
+        --tags-per-object 2 >/dev/null || fail "ckpt-workload write"
+    "$prefix/bin/ckpt-inspect" verify "$tmp/s" >/dev/null || fail "ckpt-inspect verify"
+    "$MPIEXEC" -n 1 "$prefix/bin/ckpt-workload" verify --store "$tmp/s" --objects 50 \
+        --tags-per-object 2 >/dev/null || fail "ckpt-workload verify"
+    rm -rf "$tmp"
+    check_exports "$(libdir_of "$prefix")"/lib*.so
+}
+
 # check_needs EXE PREFIX LIBNAME: EXE loads LIBNAME from PREFIX
 check_needs() {
     local exe=$1 prefix=$2 lib=$3 where
@@ -72,25 +135,7 @@ install)
     build=$1 prefix=$2
     rm -rf "$prefix"
     cmake --install "$build" --prefix "$prefix" >/dev/null
-    libdir=$(libdir_of "$prefix")
-    for f in include/pdc-ckpt/ckpt_hooks.h include/pdc-ckpt/ckpt_hooks_mpi.h \
-             include/pdc-ckpt/ckpt_store.h include/pdc-ckpt/bulki.h \
-             include/pdc-ckpt/ckpt_export.h bin/bulki bin/ckpt-inspect \
-             bin/ckpt-workload bin/ckpt-bench; do
-        [ -e "$prefix/$f" ] || fail "not installed: $f"
-    done
-    for l in bulki ckpt_store ckpt_hooks ckpt_hooks_mpi; do
-        [ -f "$libdir/lib$l.a" ] || fail "not installed: lib$l.a"
-        [ -L "$libdir/lib$l.so" ] || fail "not installed: lib$l.so (symlink)"
-    done
-    [ -f "$libdir/cmake/pdc-ckpt/pdc-ckpt-config.cmake" ] || fail "no CMake package"
-    [ -f "$libdir/cmake/pdc-ckpt/pdc-ckpt-config-version.cmake" ] || fail "no version file"
-    [ -f "$libdir/pkgconfig/pdc-ckpt-mpi.pc" ] || fail "no pdc-ckpt-mpi.pc"
-    # nothing of the model server or the benchmarks went into the libraries
-    for l in "$libdir"/lib*.a; do
-        ! nm "$l" 2>/dev/null | grep_all -iE ' [TDBR] (model_|bench_)' ||
-            fail "$l carries model server or benchmark code"
-    done
+    check_installed "$prefix"
     echo "installed into $prefix"
     ;;
 consumer-cmake)
@@ -132,20 +177,23 @@ consumer-pkgconfig)
     echo "ok: pkg-config consumer"
     ;;
 programs)
-    prefix=$1
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
-    "$prefix/bin/ckpt-inspect" --version | grep_all "^ckpt-inspect " || fail "ckpt-inspect --version"
-    "$prefix/bin/bulki" -V || fail "bulki -V"
-    "$MPIEXEC" -n 1 "$prefix/bin/ckpt-workload" write --store "$tmp/s" --objects 50 \
-        --tags-per-object 2 >/dev/null || fail "ckpt-workload write"
-    "$prefix/bin/ckpt-inspect" verify "$tmp/s" >/dev/null || fail "ckpt-inspect verify"
-    # ckpt-bench drives the installed ckpt-workload (one method, tiny)
-    "$prefix/bin/ckpt-bench" --methods lmdb --objects 20 --repeat 1 --quiet \
-        --json "$tmp/b.json" >/dev/null || fail "ckpt-bench"
-    grep -q '"lmdb"' "$tmp/b.json" || fail "ckpt-bench wrote no lmdb result"
-    check_exports "$(libdir_of "$prefix")"/lib*.so
+    check_programs "$1"
     echo "ok: installed programs"
+    ;;
+library-only)
+    src=$1 build=$2 prefix=$3
+    rm -rf "$build" "$prefix"
+    cmake -S "$src" -B "$build" -DPDC_CKPT_BUILD_TESTS=OFF -DPDC_CKPT_BUILD_BENCH=OFF \
+          -DPDC_CKPT_PDC_SOURCES= -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          >"$build.log" 2>&1 || { cat "$build.log"; fail "configure"; }
+    # the configure did not look for them: nothing of theirs in the cache
+    ! grep -qiE 'sqlite|rocksdb|cmocka' "$build/CMakeCache.txt" ||
+        fail "the library-only configure looked for SQLite, RocksDB or cmocka: $(grep -iE 'sqlite|rocksdb|cmocka' "$build/CMakeCache.txt" | head -3)"
+    cmake --build "$build" -j2 >>"$build.log" 2>&1 || { tail -40 "$build.log"; fail "build"; }
+    cmake --install "$build" --prefix "$prefix" >/dev/null
+    check_installed "$prefix"
+    check_programs "$prefix"
+    echo "ok: library-only build and install"
     ;;
 exports)
     check_exports "$@"

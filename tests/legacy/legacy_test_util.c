@@ -44,62 +44,24 @@ json_object *ltu_get(json_object *o, const char *key)
 
 uint8_t *ltu_read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    struct stat sb;
-    if (f == NULL)
-        fail_msg("open %s: %s", path, strerror(errno));
-    assert_int_equal(fstat(fileno(f), &sb), 0);
-    uint8_t *b = malloc(sb.st_size ? (size_t)sb.st_size : 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)sb.st_size, f), (size_t)sb.st_size);
-    fclose(f);
-    *len = (size_t)sb.st_size;
+    uint8_t *b = tu_read_file(path, len);
+    if (b == NULL)
+        fail_msg("read %s: %s", path, strerror(errno));
     return b;
 }
 
 void ltu_write_file(const char *path, const void *data, size_t len)
 {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL)
-        fail_msg("create %s: %s", path, strerror(errno));
-    if (len)
-        assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
+    if (tu_write_file(path, data, len) != 0)
+        fail_msg("write %s: %s", path, strerror(errno));
 }
 
 void ltu_mkdtemp(char *buf, size_t len, const char *tag)
 {
-    const char *tmp = getenv("TMPDIR");
-    if (tmp == NULL || *tmp == 0 || strlen(tmp) > 400)
-        tmp = "/tmp";
-    snprintf(buf, len, "%s/ckpt-legacy-%s-XXXXXX", tmp, tag);
-    if (mkdtemp(buf) == NULL)
+    char t[64];
+    snprintf(t, sizeof t, "legacy-%s", tag);
+    if (tu_mkdtemp(buf, len, t) != 0)
         fail_msg("mkdtemp(%s): %s", buf, strerror(errno));
-}
-
-void ltu_rmtree(const char *path)
-{
-    ckpt_fs_rmtree(path);
-}
-
-int ltu_dir_entries(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *de;
-    int n = 0;
-    if (d == NULL)
-        return -1;
-    while ((de = readdir(d)) != NULL)
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
-}
-
-int ltu_exists(const char *path)
-{
-    struct stat sb;
-    return lstat(path, &sb) == 0;
 }
 
 int ltu_type_code(const char *name)

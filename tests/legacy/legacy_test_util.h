@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "legacy.h"
+#include "test_util.h"
 
 /* PDC_LEGACY_DATA/<case>/<file> into buf (asserts it fits). */
 void ltu_path(char *buf, size_t len, const char *tcase, const char *file);
@@ -23,16 +24,13 @@ json_object *ltu_expected(const char *tcase);
 /* Member of a JSON object; fails the test if missing. */
 json_object *ltu_get(json_object *o, const char *key);
 
-/* Whole file into a malloc'ed buffer of exactly its size. */
+/* tu_read_file and tu_write_file (test_util.h) that fail the test on an
+ * error. */
 uint8_t *ltu_read_file(const char *path, size_t *len);
 void ltu_write_file(const char *path, const void *data, size_t len);
 
-/* A fresh directory under $TMPDIR or /tmp; ltu_rmtree removes it. */
+/* A fresh directory under $TMPDIR or /tmp (tu_rmtree removes it). */
 void ltu_mkdtemp(char *buf, size_t len, const char *tag);
-void ltu_rmtree(const char *path);
-/* Number of entries of a directory (-1 if it does not exist). */
-int ltu_dir_entries(const char *path);
-int ltu_exists(const char *path);
 
 /* Assert a parsed/stored object matches its expected.json entry (every
  * field listed there). */

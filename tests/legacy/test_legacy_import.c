@@ -48,8 +48,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fix *f = *state;
-    ltu_rmtree(f->dir);
-    ltu_rmtree(f->in);
+    tu_rmtree(f->dir);
+    tu_rmtree(f->in);
     free(f);
     return 0;
 }
@@ -417,8 +417,8 @@ static void import_and_verify(void **state, const char *tcase, int nranks)
     assert_int_equal(st.skipped, 0);
     assert_int_equal(st.nranks, nranks);
     /* the root is in place and no temporary directory is left */
-    assert_int_equal(ltu_dir_entries(f->dir), 1);
-    assert_int_equal(ltu_dir_entries(f->root), nranks);
+    assert_int_equal(tu_dir_entries(f->dir), 1);
+    assert_int_equal(tu_dir_entries(f->root), nranks);
     verify_store(f->root, nranks, &e);
     uint64_t *ids = calloc(e.nobjs + e.nconts, sizeof *ids);
     size_t n = 0;
@@ -597,8 +597,8 @@ static void test_import_synthetic(void **state)
 /* Nothing of a failed import: no root, no temporary sibling. */
 static void assert_nothing_left(const struct fix *f)
 {
-    assert_false(ltu_exists(f->root));
-    assert_int_equal(ltu_dir_entries(f->dir), 0);
+    assert_false(tu_exists(f->root));
+    assert_int_equal(tu_dir_entries(f->dir), 0);
 }
 
 static void expect_fail(struct fix *f, const char *const *files, size_t n, int nranks, int want_rc,
@@ -628,21 +628,21 @@ static void test_refuses_existing(void **state)
     /* a second import into the store is refused; the store is untouched */
     expect_fail(f, files, 1, 2, CKPT_E_EXISTS, f->root, "not empty");
     expect_fail(f, files, 1, 1, CKPT_E_EXISTS, f->root, "not empty");
-    assert_int_equal(ltu_dir_entries(f->dir), 1);
+    assert_int_equal(tu_dir_entries(f->dir), 1);
     struct exp e;
     load_expected(&e, "L1");
     verify_store(f->root, 2, &e);
     free_expected(&e);
-    ltu_rmtree(f->root);
+    tu_rmtree(f->root);
     /* a directory with something else in it */
     assert_int_equal(mkdir(f->root, 0700), 0);
     snprintf(keep, sizeof keep, "%s/keep.txt", f->root);
     ltu_write_file(keep, "x", 1);
     expect_fail(f, files, 1, 1, CKPT_E_EXISTS, "not empty", NULL);
-    assert_true(ltu_exists(keep));
-    assert_int_equal(ltu_dir_entries(f->root), 1);
-    assert_int_equal(ltu_dir_entries(f->dir), 1);
-    ltu_rmtree(f->root);
+    assert_true(tu_exists(keep));
+    assert_int_equal(tu_dir_entries(f->root), 1);
+    assert_int_equal(tu_dir_entries(f->dir), 1);
+    tu_rmtree(f->root);
     /* a file, a symlink */
     ltu_write_file(f->root, "x", 1);
     expect_fail(f, files, 1, 1, CKPT_E_EXISTS, "not a directory", NULL);
@@ -655,8 +655,8 @@ static void test_refuses_existing(void **state)
     char slashed[700];
     snprintf(slashed, sizeof slashed, "%s//", f->root);
     assert_int_equal(legacy_import(slashed, 1, files, 1, NULL, err, sizeof err), 0);
-    assert_int_equal(ltu_dir_entries(f->root), 1);
-    assert_int_equal(ltu_dir_entries(f->dir), 1);
+    assert_int_equal(tu_dir_entries(f->root), 1);
+    assert_int_equal(tu_dir_entries(f->dir), 1);
 }
 
 static void test_bad_arguments(void **state)

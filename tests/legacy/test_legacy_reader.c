@@ -653,7 +653,7 @@ static void test_read_errors(void **state)
     legacy_file_free(f);
     legacy_file_free(NULL);
     free(b.p);
-    ltu_rmtree(dir);
+    tu_rmtree(dir);
 }
 
 int main(void)

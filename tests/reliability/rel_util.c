@@ -288,14 +288,6 @@ int rel_flip_bit(const char *path, long off, int bit)
     return ok ? 0 : -1;
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *why, size_t n)
 {
     char path[4200];
@@ -307,7 +299,7 @@ long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *
         why_set(why, n, "%s: %ld bytes, not a page", path, size);
         return -1;
     }
-    long pg = (long)(splitmix64(&x) % (uint64_t)(size / REL_PAGE));
+    long pg = (long)(tu_rand(&x) % (uint64_t)(size / REL_PAGE));
     int fd = open(path, O_RDWR);
     if (fd < 0 || pread(fd, page, sizeof page, pg * REL_PAGE) != (ssize_t)sizeof page) {
         why_set(why, n, "%s: %s", path, strerror(errno));
@@ -317,12 +309,12 @@ long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *
     }
     if (mode == REL_DAMAGE_GARBAGE) {
         for (size_t i = 0; i < sizeof page; i += 8) {
-            uint64_t r = splitmix64(&x);
+            uint64_t r = tu_rand(&x);
             memcpy(page + i, &r, 8);
         }
     } else {
         for (int i = 0; i < 3; i++) {
-            uint64_t r = splitmix64(&x);
+            uint64_t r = tu_rand(&x);
             page[r % 16] ^= (unsigned char)(1u << ((r >> 8) % 8));
         }
     }
@@ -412,7 +404,7 @@ int rel_make_foreign(const char *root, int rank, int meta_db, char *why, size_t 
     MDB_dbi users, sessions, meta;
     int rc;
     snprintf(dir, sizeof dir, "%s/rank-%d", root, rank);
-    rel_rmtree(dir);
+    tu_rmtree(dir);
     if (mkdir(root, 0700) != 0 && errno != EEXIST)
         return why_set(why, n, "mkdir %s: %s", root, strerror(errno));
     if (mkdir(dir, 0700) != 0)
@@ -441,7 +433,7 @@ int rel_make_empty_env(const char *root, int rank, char *why, size_t n)
     char dir[4200];
     MDB_env *env;
     snprintf(dir, sizeof dir, "%s/rank-%d", root, rank);
-    rel_rmtree(dir);
+    tu_rmtree(dir);
     if (mkdir(root, 0700) != 0 && errno != EEXIST)
         return why_set(why, n, "mkdir %s: %s", root, strerror(errno));
     if (mkdir(dir, 0700) != 0)
@@ -593,23 +585,9 @@ int rel_run_as(long uid, char *const argv[], char *out, size_t cap)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int rel_rmtree(const char *path)
-{
-    return ckpt_fs_rmtree(path) == 0 ? 0 : -1;
-}
-
 int rel_copytree(const char *src, const char *dst)
 {
     char buf[256];
     char *const argv[] = {"/bin/cp", "-a", (char *)src, (char *)dst, NULL};
     return rel_run(argv, buf, sizeof buf) == 0 ? 0 : -1;
-}
-
-int rel_mkdtemp(char *buf, size_t n, const char *tag)
-{
-    const char *tmp = getenv("TMPDIR");
-    if (tmp == NULL || *tmp == 0 || strlen(tmp) > 400)
-        tmp = "/tmp";
-    snprintf(buf, n, "%s/ckpt-rel-%s-XXXXXX", tmp, tag);
-    return mkdtemp(buf) ? 0 : -1;
 }

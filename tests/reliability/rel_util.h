@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "ckpt_hooks.h"
+#include "test_util.h"
 
 /* ---- the data set ---- */
 
@@ -120,10 +121,7 @@ int rel_run_as(long uid, char *const argv[], char *out, size_t cap);
 /* rel_run_as with argv given as prog, args..., NULL (at most 30). */
 int rel_run_va(long uid, char *out, size_t cap, const char *prog, va_list args);
 
-/* rm -rf path; cp -a src dst (dst must not exist). 0 or -1. */
-int rel_rmtree(const char *path);
+/* cp -a src dst (dst must not exist). 0 or -1. (rm -rf, mkdtemp: test_util.h) */
 int rel_copytree(const char *src, const char *dst);
-/* mkdtemp under $TMPDIR or /tmp; returns 0 or -1. */
-int rel_mkdtemp(char *buf, size_t n, const char *tag);
 
 #endif

@@ -81,7 +81,7 @@ static struct ckpt_hooks_opts opts_for(const char *root, int rank)
 static int group_setup(void **state)
 {
     (void)state;
-    if (rel_mkdtemp(g_pristine_dir, sizeof g_pristine_dir, "damaged") != 0)
+    if (tu_mkdtemp(g_pristine_dir, sizeof g_pristine_dir, "damaged") != 0)
         return -1;
     snprintf(g_pristine, sizeof g_pristine, "%s/store", g_pristine_dir);
     for (int r = 0; r < NRANKS; r++) {
@@ -100,20 +100,20 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    rel_rmtree(g_pristine_dir);
+    tu_rmtree(g_pristine_dir);
     return 0;
 }
 
 static int setup(void **state)
 {
     struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || rel_mkdtemp(f->dir, sizeof f->dir, "case") != 0) {
+    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "case") != 0) {
         free(f);
         return -1;
     }
     snprintf(f->root, sizeof f->root, "%s/store", f->dir);
     if (rel_copytree(g_pristine, f->root) != 0) {
-        rel_rmtree(f->dir);
+        tu_rmtree(f->dir);
         free(f);
         return -1;
     }
@@ -124,7 +124,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fix *f = *state;
-    rel_rmtree(f->dir);
+    tu_rmtree(f->dir);
     free(f);
     return 0;
 }
@@ -661,7 +661,7 @@ static void test_missing_rank_dir(void **state)
     struct fix *f = *state;
     char p[2048];
     snprintf(p, sizeof p, "%s/rank-1", f->root);
-    assert_int_equal(rel_rmtree(p), 0);
+    assert_int_equal(tu_rmtree(p), 0);
     expect_refused(f->root, 1, CKPT_E_NOSTORE, f->root, "rank directory missing", NULL);
     struct stat sb;
     if (stat(p, &sb) == 0)
@@ -1148,9 +1148,9 @@ static void one_random_store(struct rand_tally *t, const char *dir, long seed)
     if (inspect_any(t, seed, page, root, "copy", root, c2, "--compact", NULL) == 1 &&
         stat(c2, &sb) == 0)
         fail_msg("seed %ld (page %ld): a failed compacting copy left %s behind", seed, page, c2);
-    rel_rmtree(c1);
-    rel_rmtree(c2);
-    rel_rmtree(root);
+    tu_rmtree(c1);
+    tu_rmtree(c2);
+    tu_rmtree(root);
 }
 
 /* Dozens of seeded random page overwrites and header bit flips of rank 1,

@@ -46,30 +46,16 @@ static const char *g_inspect;
 static long g_scale = 1; /* --long: more objects */
 static struct rlimit g_fsize;
 
-struct fix {
-    char dir[512];
-    char root[600];
-};
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || rel_mkdtemp(f->dir, sizeof f->dir, "fulldisk") != 0) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
-    *state = f;
-    return 0;
+    return tu_case_new(state, "rel-fulldisk");
 }
 
 static int teardown(void **state)
 {
-    struct fix *f = *state;
     setrlimit(RLIMIT_FSIZE, &g_fsize); /* also after a failed assertion */
-    rel_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_case_free(state);
 }
 
 /* The "disk" ends at `bytes` (a file-size limit for this process). */
@@ -203,7 +189,7 @@ static int write_until_error(ckpt_hooks *h, long *next, long n, uint64_t *cont)
 
 static void full_disk_hooks(void **state, int sync_mode)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct ckpt_hooks_opts o = opts_for(f->root, sync_mode);
     ckpt_hooks *h;
     uint64_t cont = 0;
@@ -309,7 +295,7 @@ static void test_full_disk_sync_mode(void **state)
  * store equals the live one. */
 static void test_full_disk_model_server(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct ckpt_hooks_opts o = opts_for(f->root, CKPT_SYNC_INTERVAL);
     ckpt_hooks *h, *h2;
     model_server *m, *m2;
@@ -370,7 +356,7 @@ static void test_full_disk_model_server(void **state)
 /* No room even for the meta record a writable open commits. */
 static void test_no_space_at_restart(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct ckpt_hooks_opts o = opts_for(f->root, CKPT_SYNC_CLOSE);
     ckpt_hooks *h;
     uint64_t cont = 0;
@@ -529,7 +515,7 @@ static int small_fs_child(void *arg, struct rel_outcome *out)
  * the behaviour everywhere). */
 static void test_full_disk_small_fs(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct small_fs a = {f->dir, 0};
     struct rel_outcome out;
     if (geteuid() != 0) {

@@ -33,29 +33,15 @@
 
 #define NOBODY 65534
 
-struct fix {
-    char dir[512];
-    char root[600];
-};
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || rel_mkdtemp(f->dir, sizeof f->dir, "perms") != 0) {
-        free(f);
-        return -1;
-    }
-    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
-    *state = f;
-    return 0;
+    return tu_case_new(state, "rel-perms");
 }
 
 static int teardown(void **state)
 {
-    struct fix *f = *state;
-    rel_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_case_free(state);
 }
 
 static struct ckpt_hooks_opts hopts(const char *root)
@@ -154,7 +140,7 @@ static void create_and_check(const char *root, mode_t mask)
  * relied on it, 022 0755/0644. */
 static void test_owner_only_modes(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char r2[700];
     create_and_check(f->root, 0);
     snprintf(r2, sizeof r2, "%s/deeper/store", f->dir);
@@ -165,7 +151,7 @@ static void test_owner_only_modes(void **state)
 /* A root that is a regular file. */
 static void test_root_is_a_file(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     FILE *fp = fopen(f->root, "w");
     assert_non_null(fp);
     fputs("not a directory\n", fp);
@@ -180,7 +166,7 @@ static void test_root_is_a_file(void **state)
 /* A root owned by someone else. */
 static void test_root_owned_by_another_user(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char uid[64], inside[800];
     struct stat sb;
     if (geteuid() == 0) {
@@ -209,7 +195,7 @@ static void test_root_owned_by_another_user(void **state)
  * away). */
 static void test_foreign_owner_of_existing_store(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char rank[800], link[800];
     if (geteuid() != 0) {
         expect_perm("/", "owned by uid 0", NULL);

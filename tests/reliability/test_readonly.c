@@ -101,7 +101,7 @@ static void make_readonly(const char *root)
 static int setup(void **state)
 {
     struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || rel_mkdtemp(f->dir, sizeof f->dir, "readonly") != 0) {
+    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "readonly") != 0) {
         free(f);
         return -1;
     }
@@ -128,7 +128,7 @@ static int teardown(void **state)
 {
     struct fix *f = *state;
     walk_chmod(f->root, 1, 0); /* rm needs to write the directories when not root */
-    rel_rmtree(f->dir);
+    tu_rmtree(f->dir);
     free(f);
     return 0;
 }
@@ -248,7 +248,7 @@ static void expect_inspect_all(struct fix *f)
         fail_msg("verify of a read-only store:\n%s", g_out);
     inspect_ok("copy", "copy", f->root, copy, NULL);
     inspect_ok("verify (of the copy)", "verify", copy, NULL);
-    rel_rmtree(copy);
+    tu_rmtree(copy);
     inspect_ok("copy --compact", "copy", f->root, copy, "--compact", NULL);
     inspect_ok("verify (of the compacted copy)", "verify", copy, NULL);
 }
@@ -338,13 +338,13 @@ int main(int argc, char **argv)
          * to the temporary directory at all */
         char dir[512];
         g_as = NOBODY;
-        if (rel_mkdtemp(dir, sizeof dir, "readonly-probe") != 0)
+        if (tu_mkdtemp(dir, sizeof dir, "readonly-probe") != 0)
             return 1;
         chmod(dir, 0755);
         char *const probe_argv[] = {"/bin/sh", "-c", "test -x \"$0\" && test -x \"$1\"", dir,
                                     (char *)g_inspect, NULL};
         int rc = rel_run_as(g_as, probe_argv, g_out, sizeof g_out);
-        rel_rmtree(dir);
+        tu_rmtree(dir);
         if (rc != 0) {
             printf("SKIPPED: uid %d cannot reach %s or run %s (exit %d)\n", NOBODY, dir, g_inspect,
                    rc);

@@ -48,7 +48,7 @@ struct fix {
 static int setup(void **state)
 {
     struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || rel_mkdtemp(f->dir, sizeof f->dir, "shared") != 0) {
+    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "shared") != 0) {
         free(f);
         return -1;
     }
@@ -65,7 +65,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fix *f = *state;
-    rel_rmtree(f->dir);
+    tu_rmtree(f->dir);
     free(f);
     return 0;
 }
@@ -109,12 +109,12 @@ static long census_dir(struct fix *f, const char *rankdir, long n)
 {
     char root[800], link[900];
     snprintf(root, sizeof root, "%s/view", f->dir);
-    rel_rmtree(root);
+    tu_rmtree(root);
     assert_int_equal(mkdir(root, 0700), 0);
     snprintf(link, sizeof link, "%s/rank-0", root);
     assert_int_equal(rel_copytree(rankdir, link), 0);
     long k = census_root(root, n);
-    rel_rmtree(root);
+    tu_rmtree(root);
     return k;
 }
 
@@ -171,7 +171,7 @@ static uint64_t cont_of(const char *root)
 /* The node is replaced: its local store is gone. */
 static void lose_node(struct fix *f)
 {
-    assert_int_equal(rel_rmtree(f->local), 0);
+    assert_int_equal(tu_rmtree(f->local), 0);
     assert_false(exists(f->local));
 }
 
@@ -285,7 +285,7 @@ static void test_interrupted_old_only(void **state)
 {
     struct fix *f = *state;
     two_publishes(f);
-    assert_int_equal(rel_rmtree(f->cur), 0);
+    assert_int_equal(tu_rmtree(f->cur), 0);
     assert_int_equal(rel_copytree(f->saved, f->old), 0);
     lose_node(f);
     restart_sees(f, 100);
@@ -312,7 +312,7 @@ static void test_interrupted_old_and_empty_new(void **state)
 {
     struct fix *f = *state;
     two_publishes(f);
-    assert_int_equal(rel_rmtree(f->cur), 0);
+    assert_int_equal(tu_rmtree(f->cur), 0);
     assert_int_equal(mkdir(f->nw, 0700), 0);
     assert_int_equal(rel_copytree(f->saved, f->old), 0);
     lose_node(f);

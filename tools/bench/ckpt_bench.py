@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""ckpt-bench - run ckpt-workload's persistence methods over rank counts,
+"""ckpt-bench - run ckpt-bench-workload's persistence methods over rank counts,
 workloads and repeats, and report workload, close and restart times, store
 size and peak memory (JSON, a Markdown table, a gnuplot PNG).
 
-Every write and every restart is its own `mpiexec ... ckpt-workload`
-process, so each restart starts from a fresh process; all timing happens
-inside ckpt-workload (MPI_Wtime around each phase, maximum over ranks). This
+Every write and every restart is its own `mpiexec ... ckpt-bench-workload`
+process (ckpt-workload with the benchmark's methods), so each restart starts
+from a fresh process; all timing happens inside it (MPI_Wtime around each phase, maximum over ranks). This
 script only starts processes, parses their `result:` lines and summarises,
 so its own speed does not enter any number.
 
@@ -13,8 +13,8 @@ so its own speed does not enter any number.
   ckpt-bench --methods LIST --ranks LIST --objects N[,N..] --tags-per-object M[,M..]
              --tagged T[,T..] [--per-rank] ...
 
-Installed into the build's bin/ by CMake (tools/bench/CMakeLists.txt), next
-to ckpt-workload.
+Put into the build's bin/ by CMake (tools/bench/CMakeLists.txt), next to
+ckpt-bench-workload; neither is installed.
 """
 import argparse
 import datetime
@@ -132,8 +132,8 @@ def parse_args(argv):
     ap.add_argument("--dir", metavar="DIR", help="where stores are written (default: a new "
                     "directory under $PDC_TMPDIR or /tmp, removed at the end)")
     ap.add_argument("--keep", action="store_true", help="keep the last store of each run")
-    ap.add_argument("--workload", metavar="PATH", default=os.path.join(HERE, "ckpt-workload"),
-                    help="the ckpt-workload binary (default: next to ckpt-bench)")
+    ap.add_argument("--workload", metavar="PATH", default=os.path.join(HERE, "ckpt-bench-workload"),
+                    help="the ckpt-bench-workload binary (default: next to ckpt-bench)")
     ap.add_argument("--mpiexec", metavar="PATH", help="mpiexec to use")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per process "
                     "(default 3600)")

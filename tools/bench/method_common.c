@@ -1,17 +1,15 @@
 /*
  * method_common.c - the registry of benchmark methods, the write/restart
- * drivers ckpt-workload dispatches to for every method but lmdb, and the
+ * drivers ckpt-bench-workload dispatches to for every method but lmdb, and the
  * helpers the methods share (the key-value sink, files, an arena).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,18 +27,6 @@ static const struct bench_method *find_method(const char *name)
         if (strcmp(methods[i]->name, name) == 0)
             return methods[i];
     return NULL;
-}
-
-int bench_method_is_lmdb(const char *name)
-{
-    if (name == NULL || strcmp(name, "lmdb") == 0)
-        return 1;
-    return find_method(name) ? 0 : -1;
-}
-
-const char *bench_method_names(void)
-{
-    return "lmdb,fwrite,bulki,sqlite,rocksdb,lmdb-raw";
 }
 
 /* ------------------------------------------------------------------ */
@@ -147,14 +133,6 @@ void bench_arena_free(struct bench_arena *a)
         free(a->head);
         a->head = n;
     }
-}
-
-long bench_peak_rss_kb(void)
-{
-    struct rusage ru;
-    long mine = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-    return all;
 }
 
 /* ------------------------------------------------------------------ */
@@ -369,42 +347,7 @@ int bench_kv_rebuild_entry(model_server *m, int db, const void *k, size_t klen, 
 /* drivers                                                             */
 /* ------------------------------------------------------------------ */
 
-static int g_rank;
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "ckpt-workload: rank %d: ", g_rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 1;
-}
-
-int bench_any_failed(int mine)
-{
-    int all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
-}
-
-double bench_max_all(double t)
-{
-    double m = 0;
-    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return m;
-}
-
-long bench_sum_all(long v)
-{
-    long s = 0;
-    MPI_Allreduce(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    return s;
-}
-
-int bench_write(const struct bench_cmd *c)
+static int bench_write(const struct wl_method_cmd *c)
 {
     const struct bench_method *me = find_method(c->method);
     struct model_sink sink;
@@ -417,28 +360,27 @@ int bench_write(const struct bench_cmd *c)
     int rc = 0;
     double t0, t1, t2;
 
-    g_rank = c->rank;
     if (me == NULL)
-        return fail("unknown method \"%s\"", c->method);
+        return wl_fail("unknown method \"%s\"", c->method);
     me->path(path, sizeof path, c->root, c->rank);
     if (stat(path, &sb) == 0) {
         if (c->force)
             bench_remove(path);
         else
-            rc = fail("%s: a store is already there; remove it or add --force", path);
+            rc = wl_fail("%s: a store is already there; remove it or add --force", path);
     }
-    if (bench_any_failed(rc != 0))
+    if (wl_any_failed(rc != 0))
         return 1;
     memset(&sink, 0, sizeof sink);
     if ((rc = bench_mkdirs(c->root)) != 0 ||
         (rc = me->open(&ctx, c->root, c->rank, c->nranks, &sink)) != 0 ||
         (rc = model_create_sink(&m, c->rank, c->nranks, sink.ctx ? &sink : NULL)) != 0) {
-        fail("%s open: %s", me->name, ckpt_store_errmsg(NULL));
+        wl_fail("%s open: %s", me->name, ckpt_store_errmsg(NULL));
         if (ctx)
             me->discard(ctx);
         ctx = NULL;
     }
-    if (bench_any_failed(rc != 0)) {
+    if (wl_any_failed(rc != 0)) {
         if (ctx)
             me->discard(ctx);
         model_destroy(m);
@@ -446,13 +388,13 @@ int bench_write(const struct bench_cmd *c)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    if ((rc = c->run_stream(&c->p, m, &muts)) != 0)
-        fail("workload: %s (%s)", ckpt_store_errmsg(NULL), ckpt_strerror(rc));
+    if ((rc = wl_run_stream(&c->p, m, &muts)) != 0)
+        wl_fail("workload: %s (%s)", ckpt_store_errmsg(NULL), ckpt_strerror(rc));
     t1 = MPI_Wtime();
     if (rc == 0) {
         rc = me->close(ctx, m, &ct);
         if (rc)
-            fail("%s close: %s", me->name, ckpt_store_errmsg(NULL));
+            wl_fail("%s close: %s", me->name, ckpt_store_errmsg(NULL));
     } else {
         me->discard(ctx);
     }
@@ -460,9 +402,9 @@ int bench_write(const struct bench_cmd *c)
     model_destroy(m);
     /* close_s: the close as the method does it; close_fsync_s: plus an
      * fsync where the close itself does not sync (fwrite, bulki). */
-    double wmax = bench_max_all(t1 - t0), cmax = bench_max_all(t2 - t1), fmax = bench_max_all(t2 - t1 + ct.fsync_s);
-    long total = bench_sum_all(muts), rss = bench_peak_rss_kb();
-    if (bench_any_failed(rc != 0))
+    double wmax = wl_max_all(t1 - t0), cmax = wl_max_all(t2 - t1), fmax = wl_max_all(t2 - t1 + ct.fsync_s);
+    long total = wl_sum_all(muts), rss = wl_peak_rss_kb();
+    if (wl_any_failed(rc != 0))
         return 1;
     if (c->rank == 0) {
         printf("write (%s): %d ranks, %ld objects x %ld tags, %ld tagged, %ld mutations, store %s\n",
@@ -476,7 +418,7 @@ int bench_write(const struct bench_cmd *c)
     return 0;
 }
 
-int bench_restart(const struct bench_cmd *c)
+static int bench_restart(const struct wl_method_cmd *c)
 {
     const struct bench_method *me = find_method(c->method);
     struct ckpt_rebuild_stats st = {0, 0, 0, 0, 0};
@@ -485,17 +427,16 @@ int bench_restart(const struct bench_cmd *c)
     int rc = 0;
     double t0, t1;
 
-    g_rank = c->rank;
     if (me == NULL)
-        return fail("unknown method \"%s\"", c->method);
+        return wl_fail("unknown method \"%s\"", c->method);
     if (!c->rebuild && !me->has_map) {
         if (c->rank == 0)
-            fail("method %s has no map restart (it must read everything): use --rebuild", me->name);
+            wl_fail("method %s has no map restart (it must read everything): use --rebuild", me->name);
         return 1;
     }
     if (c->rebuild && (rc = model_create_sink(&m, c->rank, c->nranks, NULL)) != 0)
-        fail("out of memory");
-    if (bench_any_failed(rc != 0)) {
+        wl_fail("out of memory");
+    if (wl_any_failed(rc != 0)) {
         model_destroy(m);
         return 1;
     }
@@ -507,22 +448,22 @@ int bench_restart(const struct bench_cmd *c)
         rc = me->map(&ctx, c->root, c->rank, c->nranks);
     t1 = MPI_Wtime();
     if (rc)
-        fail("%s restart: %s", me->name, ckpt_store_errmsg(NULL));
+        wl_fail("%s restart: %s", me->name, ckpt_store_errmsg(NULL));
     if (rc == 0 && c->rebuild && c->check) {
         char why[256];
         if ((rc = model_create_sink(&expect, c->rank, c->nranks, NULL)) == 0 &&
-            (rc = c->run_stream(&c->p, expect, NULL)) == 0 && !model_equal(expect, m, why, sizeof why))
-            rc = fail("rebuilt tables differ from the workload's: %s", why);
+            (rc = wl_run_stream(&c->p, expect, NULL)) == 0 && !model_equal(expect, m, why, sizeof why))
+            rc = wl_fail("rebuilt tables differ from the workload's: %s", why);
         else if (rc)
-            fail("building the expected tables: %s", ckpt_strerror(rc));
+            wl_fail("building the expected tables: %s", ckpt_strerror(rc));
     }
     if (ctx)
         me->release(ctx);
     model_destroy(expect);
     model_destroy(m);
-    double tmax = bench_max_all(t1 - t0);
-    long objs = bench_sum_all((long)st.objs), tags = bench_sum_all((long)st.kvtags), rss = bench_peak_rss_kb();
-    if (bench_any_failed(rc != 0))
+    double tmax = wl_max_all(t1 - t0);
+    long objs = wl_sum_all((long)st.objs), tags = wl_sum_all((long)st.kvtags), rss = wl_peak_rss_kb();
+    if (wl_any_failed(rc != 0))
         return 1;
     if (c->rank == 0) {
         const char *mode = c->rebuild ? "rebuild" : "map";
@@ -535,3 +476,11 @@ int bench_restart(const struct bench_cmd *c)
     }
     return 0;
 }
+
+static int is_bench_method(const char *name)
+{
+    return find_method(name) != NULL;
+}
+
+const struct wl_methods bench_methods = {"lmdb,fwrite,bulki,sqlite,rocksdb,lmdb-raw",
+                                         is_bench_method, bench_write, bench_restart};

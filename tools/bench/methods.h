@@ -1,6 +1,6 @@
 /*
- * methods.h - the persistence methods ckpt-workload can run behind the same
- * model server and the same mutation stream (`--method`), for ckpt-bench.
+ * methods.h - the persistence methods ckpt-bench-workload can run behind the
+ * same model server and the same mutation stream (`--method`), for ckpt-bench.
  *
  *   lmdb      this project: hooks -> store (ckpt_workload.c's own code path)
  *   fwrite    PDC's close_server today: nothing during the workload; at close
@@ -12,7 +12,8 @@
  *   rocksdb   the same, one key per entry
  *   lmdb-raw  the same bytes with raw mdb_put and no hooks: the floor
  *
- * Every method but lmdb is driven by bench_write()/bench_restart(), which
+ * ckpt-bench-workload (bench_workload.c) is ckpt-workload with these; every
+ * method but lmdb is driven by method_common.c's write and restart, which
  * print the same `result:` lines as ckpt-workload's lmdb path.
  */
 #ifndef PDC_CKPT_BENCH_METHODS_H
@@ -21,50 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model_server.h"
-#include "workload.h"
+#include "workload_cli.h"
 
-/* Applies a rank's stream to a model (ckpt_workload.c's run_stream). */
-typedef int (*bench_stream_fn)(const struct wl_params *p, model_server *m, long *muts);
-
-/* What ckpt-workload hands a method command. */
-struct bench_cmd {
-    const char *method;
-    const char *root;           /* --store DIR */
-    struct wl_params p;         /* workload (write; restart --check) */
-    int rank, nranks;
-    int force;                  /* write: replace an existing store */
-    int rebuild, check;         /* restart */
-    bench_stream_fn run_stream;
-};
-
-/* 1 for "lmdb" (or NULL: the default), 0 for another known method, -1 if
- * unknown. */
-int bench_method_is_lmdb(const char *name);
-/* Comma-separated names of every method, for usage messages. */
-const char *bench_method_names(void);
-
-/* write / restart with a method other than lmdb; collective over
- * MPI_COMM_WORLD. 0 on success, 1 on failure (stderr says why). */
-/* Collectives over MPI_COMM_WORLD, the same result on every rank:
- * 1 if any rank passed nonzero; the maximum; the sum. */
-int bench_any_failed(int mine);
-double bench_max_all(double t);
-long bench_sum_all(long v);
-
-int bench_write(const struct bench_cmd *c);
-int bench_restart(const struct bench_cmd *c);
-
-/* Peak resident set of this process (getrusage ru_maxrss, KiB), maximum
- * over all ranks. Collective. */
-long bench_peak_rss_kb(void);
-
-/* The floor of a durable close: one small LMDB commit in sync mode (the
- * default flags: pages, fdatasync, meta page, fdatasync) of one 100-byte
- * put, in a fresh environment beside the store (root.fsync-probe-<rank>,
- * removed again), so on the same file system. The median of `n` such
- * commits, in seconds; < 0 if the probe failed. */
-double bench_fsync_commit_s(const char *root, int rank, int n);
+/* The methods' table for wl_main (workload_cli.h): every method but lmdb,
+ * driven by bench_write()/bench_restart() (method_common.c). */
+extern const struct wl_methods bench_methods;
 
 /* ---- for the method implementations ---- */
 
