@@ -239,7 +239,7 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
  * copy is the file as it is. */
 static void test_v1_store_copies_into_format_4(void **state)
 {
-    struct htu_fix *f = htu_fix(state);
+    struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     struct ckpt_store_info info;
     char data[800], src[1200], croot[800], cdir[900];
@@ -251,7 +251,7 @@ static void test_v1_store_copies_into_format_4(void **state)
     snprintf(croot, sizeof croot, "%s/copy", f->dir);
     snprintf(cdir, sizeof cdir, "%s/rank-0", croot);
     for (int compact = 0; compact <= 1; compact++) {
-        htu_rmtree(croot);
+        tu_rmtree(croot);
         HTU_OK(ckpt_store_copy(st, cdir, compact));
         o.store_root = croot;
         HTU_OK(ckpt_hooks_open_readonly(&h, &o));
