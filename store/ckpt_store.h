@@ -282,6 +282,26 @@ CKPT_API int ckpt_store_put_raw(ckpt_store *st, int db, const void *key, size_t 
                                 size_t vlen);
 CKPT_API int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen);
 
+/* ---- the pending file (pending.c; docs/STORE.md, "The pending file") ----
+ * When commits keep failing (full disk) and the writer must go, the staged
+ * batch can be kept in a file elsewhere and replayed into the store later.
+ * Export writes the whole batch (header: magic, format tag, rank and rank
+ * count, mutation count, length, CRC-32C) to a temporary file beside path,
+ * fsyncs it, renames it to path and fsyncs the directory; the batch stays
+ * staged. It refuses (CKPT_E_EXISTS) to replace a file at path that this
+ * handle did not replay or write. A writer only. *nops: mutations written. */
+#define CKPT_PENDING_FORMAT 1u
+CKPT_API int ckpt_store_pending_export(ckpt_store *st, const char *path, size_t *nops);
+/* Replay a pending file into a writer of the same rank that has nothing
+ * staged (right after its open): the whole file is checked first (magic,
+ * format, CRC, every op; CKPT_E_CORRUPT naming the file and offset, and
+ * nothing staged; CKPT_E_MISMATCH for another rank), the id sequence moves
+ * past every id in it, then its mutations are staged and committed; only
+ * after that commit succeeded is the file removed. A failed commit leaves
+ * them staged (retry with ckpt_store_checkpoint; the file stays until a
+ * replay succeeds). *nops: mutations replayed. */
+CKPT_API int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops);
+
 /* ---- the store root as a whole (root.c) ---- */
 /* Every writer holds ROOT/store.lock shared and ROOT/rank-<r>/writer.lock
  * exclusive (holding its pid) while it has rank r open. An operation that

@@ -13,7 +13,9 @@
 #include "ckpt_store.h"
 #include "csum.h"
 
-/* Staged operation kinds (in-memory only; never on disk). */
+/* Staged operation kinds. The batch's log goes to disk only as a pending
+ * file (pending.c, CKPT_PENDING_FORMAT): these values and struct op_hdr
+ * are part of that format. */
 enum op_kind {
     OP_PUT = 1,    /* raw put of key -> val in db */
     OP_DEL,        /* raw delete of key in db */
@@ -124,6 +126,10 @@ struct ckpt_store {
     uint64_t batch_start_ms;
     struct run_ent *run;    /* commit: a run of kvtag puts, sorted by key */
     size_t run_cap;
+    /* pending.c: the pending file this writer replayed or wrote last
+     * (export may replace only that one) */
+    int pending_have;
+    uint64_t pending_dev, pending_ino;
 
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;

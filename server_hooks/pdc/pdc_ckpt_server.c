@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -816,6 +817,68 @@ static int env_is(const char *name, const char *value)
     return v != NULL && strcmp(v, value) == 0;
 }
 
+/* PDC_CKPT_FALLBACK_DIR/pdc-ckpt-pending.rank-<r>: where a close that
+ * cannot persist keeps its staged mutations (docs/PDC_INTEGRATION.md). 0
+ * when the variable is unset or empty. */
+static int pending_path(char *buf, size_t len)
+{
+    const char *dir = getenv("PDC_CKPT_FALLBACK_DIR");
+    if (dir == NULL || *dir == '\0')
+        return 0;
+    snprintf(buf, len, "%s/pdc-ckpt-pending.rank-%d", dir, pdc_server_rank_g);
+    return 1;
+}
+
+/* mkdir -p dir (0700); 0 or an errno value */
+static int mkdirs(const char *dir)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof buf)
+        return ENAMETOOLONG;
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++)
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+                return errno;
+            buf[i] = c;
+        }
+    return 0;
+}
+
+/* A restart first replays a pending file a close left: into the store
+ * (committed, synced, then the file is removed), before the restart reads
+ * the store. -1 (logged) on failure: the file stays. */
+static int pending_replay(const struct ckpt_hooks_opts *o)
+{
+    char path[PATH_MAX];
+    ckpt_hooks *h = NULL;
+    size_t n = 0;
+    int rc;
+    if (!pending_path(path, sizeof path) || access(path, F_OK) != 0)
+        return 0;
+    if ((rc = ckpt_hooks_restart_map(&h, o)) != 0) {
+        ckpt_log("restart: opening the store to replay the pending file (not starting)", rc);
+        return -1;
+    }
+    if ((rc = ckpt_store_pending_replay(ckpt_hooks_store(h), path, &n)) != 0) {
+        ckpt_log("restart: replaying the pending file (not starting; it stays)", rc);
+        ckpt_hooks_discard(h);
+        return -1;
+    }
+    if ((rc = ckpt_hooks_close(h)) != 0) {
+        ckpt_log("restart: closing the store after replaying the pending file (not starting)", rc);
+        ckpt_hooks_discard(h);
+        return -1;
+    }
+    printf("==PDC_SERVER[%d]: pdc-ckpt: replayed %zu mutations from the pending file [%s] into "
+           "the store (removed)\n",
+           pdc_server_rank_g, n, path);
+    return 0;
+}
+
 /* The start was refused (the reason is logged): the server must exit
  * non-zero without serving. */
 static int refused_g;
@@ -852,7 +915,16 @@ int PDC_ckpt_start(int is_restart)
     o.rank = pdc_server_rank_g;
     o.nranks = pdc_server_size_g;
     if (!is_restart) {
-        char env[PATH_MAX + 32];
+        char env[PATH_MAX + 32], pend[PATH_MAX];
+        if (pending_path(pend, sizeof pend) && access(pend, F_OK) == 0) {
+            /* acknowledged mutations of a store's last run wait there */
+            fprintf(stderr,
+                    "==PDC_SERVER[%d]: pdc-ckpt: a pending file is at [%s] (mutations a close "
+                    "could not commit): not starting a fresh server. Restart with `pdc_server.exe "
+                    "restart` to replay it into its store, or remove it to drop them\n",
+                    pdc_server_rank_g, pend);
+            return refuse();
+        }
         snprintf(env, sizeof env, "%s/rank-%d/data.mdb", ckpt_root_g, pdc_server_rank_g);
         if (access(env, F_OK) == 0) {
             /* a fresh start would mix PDC's empty tables (and its data
@@ -884,6 +956,8 @@ int PDC_ckpt_start(int is_restart)
         rebuild = 1;
     }
     double t0 = now_ms();
+    if (pending_replay(&o) != 0)
+        return refuse();
     if (PDC_Server_init_hash_table() != SUCCEED)
         return refuse();
     if (rebuild) {
@@ -1002,13 +1076,40 @@ int PDC_ckpt_close(void)
             rc = ckpt_hooks_close(ckpt_g);
         }
         if (rc != 0) {
+            char pend[PATH_MAX];
             pending = ckpt_store_pending(ckpt_hooks_store(ckpt_g));
             ckpt_log("close (giving up)", rc);
-            fprintf(stderr,
-                    "==PDC_SERVER[%d]: pdc-ckpt: store NOT closed: %zu acknowledged mutations "
-                    "since the last commit are lost; the store keeps every committed one (restart "
-                    "resumes from it); exit status 1\n",
-                    pdc_server_rank_g, pending);
+            if (!pending_path(pend, sizeof pend)) {
+                fprintf(stderr,
+                        "==PDC_SERVER[%d]: pdc-ckpt: store NOT closed: %zu acknowledged mutations "
+                        "since the last commit are lost (set PDC_CKPT_FALLBACK_DIR to keep them in "
+                        "a pending file there); the store keeps every committed one (restart "
+                        "resumes from it); exit status 1\n",
+                        pdc_server_rank_g, pending);
+            }
+            else {
+                const char *dir = getenv("PDC_CKPT_FALLBACK_DIR");
+                size_t kept = 0;
+                int e = mkdirs(dir);
+                rc = e ? ckpt_error(CKPT_E_IO, "PDC_CKPT_FALLBACK_DIR=%s: %s", dir, strerror(e))
+                       : ckpt_store_pending_export(ckpt_hooks_store(ckpt_g), pend, &kept);
+                if (rc != 0) {
+                    ckpt_log("close: writing the pending file", rc);
+                    fprintf(stderr,
+                            "==PDC_SERVER[%d]: pdc-ckpt: store NOT closed: %zu acknowledged "
+                            "mutations since the last commit are lost (the pending file [%s] "
+                            "could not be written); the store keeps every committed one; exit "
+                            "status 1\n",
+                            pdc_server_rank_g, pending, pend);
+                }
+                else
+                    fprintf(stderr,
+                            "==PDC_SERVER[%d]: pdc-ckpt: store NOT closed: %zu acknowledged "
+                            "mutations since the last commit are kept in the pending file [%s]; "
+                            "a restart with the same PDC_CKPT_FALLBACK_DIR replays them into the "
+                            "store once it has space; exit status 1\n",
+                            pdc_server_rank_g, kept, pend);
+            }
             close_failed_g = 1;
             ckpt_hooks_discard(ckpt_g);
             ckpt_g = NULL;
