@@ -52,6 +52,9 @@
 #include "pdc_server_metadata_index.h"
 #include "pdc_server_region_transfer_metadata_query.h"
 #include "pdc_utlist.h"
+#ifdef ENABLE_MPI
+#include <mpi.h>
+#endif
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -894,7 +897,7 @@ static int refuse(void)
     return -1;
 }
 
-int PDC_ckpt_start(int is_restart)
+static int ckpt_start_rank(int is_restart)
 {
     struct ckpt_hooks_opts o = CKPT_HOOKS_OPTS_INIT;
     struct ckpt_rebuild_stats st = {0, 0, 0, 0, 0};
@@ -999,6 +1002,30 @@ int PDC_ckpt_start(int is_restart)
                "fault in on first use; %" PRIu64 " data regions, %" PRIu64 " transfer regions\n",
                pdc_server_rank_g, ckpt_root_g, now_ms() - t0, n_data, n_xfer);
     return 1;
+}
+
+/* Every server starts, or none does: a refusal on one rank (logged there)
+ * refuses them all, so that each exits non-zero through MPI_Finalize.
+ * MPI_Abort would tear the job down before mpiexec forwards the logged
+ * reason. A rank that had opened its store closes it, losing nothing. */
+int PDC_ckpt_start(int is_restart)
+{
+    int ret = ckpt_start_rank(is_restart);
+#ifdef ENABLE_MPI
+    int any_refused = refused_g, rc;
+    MPI_Allreduce(&refused_g, &any_refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_refused && !refused_g) {
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt: another server refused the start (its reason is "
+                        "logged above); not starting\n",
+                pdc_server_rank_g);
+        if (ckpt_g != NULL && (rc = ckpt_hooks_close(ckpt_g)) != 0)
+            ckpt_log("close after another server's refusal", rc);
+        ckpt_g     = NULL;
+        map_mode_g = 0;
+        ret        = refuse();
+    }
+#endif
+    return ret;
 }
 
 int PDC_ckpt_new_id(uint64_t *id)

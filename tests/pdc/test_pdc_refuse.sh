@@ -6,6 +6,8 @@
 #  - a bad PDC_CKPT_* setting, on a fresh start and on a restart alike;
 #  - a PDC_CKPT_DIR that cannot be created (under a regular file);
 #  - a restart without a store;
+#  - (2+ ranks) a restart where one rank's part of the store is missing:
+#    that rank's reason is logged and every rank stops;
 #  - a fresh start over an existing store (says how to restart or replace
 #    it); the store is left as it was: it verifies, and a restart from it
 #    then works.
@@ -66,4 +68,15 @@ pdc_start "$np" "$PDC_WORK/server1.log" restart
 pdc_client "$client" read --objects 5 --manifest "$PDC_WORK/manifest" >"$PDC_WORK/read.out" 2>&1 ||
     { echo "FAIL: read after the refused fresh start"; grep FAIL "$PDC_WORK/read.out"; exit 1; }
 pdc_close
+if [ "$np" -ge 2 ]; then
+    # one rank refuses (its part of the store is gone): every rank exits
+    # non-zero with that rank's reason in the log, none serves
+    cp -a "$store" "$PDC_WORK/partial"
+    rm -rf "$PDC_WORK/partial/rank-1"
+    export PDC_CKPT_DIR=$PDC_WORK/partial
+    refused one-rank-refuses 'PDC_SERVER\[1\]: pdc-ckpt restart \(map\) from .*: CKPT_E_[A-Z]+: .+' restart
+    grep -q 'PDC_SERVER\[0\]: pdc-ckpt: another server refused the start' "$PDC_WORK/refuse-one-rank-refuses.log" ||
+        { echo "FAIL: one-rank-refuses: rank 0 does not say why it stops"; cat "$PDC_WORK/refuse-one-rank-refuses.log"; exit 1; }
+    unset PDC_CKPT_DIR
+fi
 echo "PASS: $np server(s): bad settings, an unwritable store directory, a restart without a store and a fresh start over a store are refused with the store's reason and a non-zero exit"
