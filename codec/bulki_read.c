@@ -781,7 +781,10 @@ int bulki_parse_value_(struct rctx *c, size_t pos, int depth, bulki_ent *out)
     return parse_value(c, pos, depth, out);
 }
 
-int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
+/* The BULKI held by PDC_BULKI entity e (item: index 0; array: element
+ * index), its first cap pairs indexed into fields. */
+static int nested_doc(bulki_map *out, bulki_field *fields, size_t cap, const bulki_ent *e,
+                      uint64_t index)
 {
     struct rctx c = {e->base, e->base_len, 0};
     size_t pos = (size_t)(e->payload - e->base);
@@ -791,12 +794,18 @@ int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
     if (index >= e->count)
         return BULKI_E_NOTFOUND;
     for (uint64_t i = 0;; i++) {
-        if ((rc = parse_doc(&c, pos, e->depth + 1, out, NULL, 0)) != 0)
+        int last = i == index;
+        if ((rc = parse_doc(&c, pos, e->depth + 1, out, last ? fields : NULL, last ? cap : 0)) !=
+                0 ||
+            last)
             return rc;
-        if (i == index)
-            return 0;
         pos = out->end;
     }
+}
+
+int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
+{
+    return nested_doc(out, NULL, 0, e, index);
 }
 
 int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bulki_ent *e,
@@ -808,22 +817,9 @@ int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bul
     out->fields = fields;
     out->n = 0;
     out->next = 0;
-    memset(&out->map, 0, sizeof out->map);
-    if (e->type != BULKI_T_BULKI)
-        return BULKI_E_MISMATCH;
-    if (index >= e->count)
-        return BULKI_E_NOTFOUND;
-    struct rctx c = {e->base, e->base_len, 0};
-    size_t pos = (size_t)(e->payload - e->base);
-    for (uint64_t i = 0;; i++) {
-        if ((rc = parse_doc(&c, pos, e->depth + 1, &out->map, i == index ? fields : NULL,
-                            i == index ? cap : 0)) != 0) {
-            memset(&out->map, 0, sizeof out->map);
-            return rc;
-        }
-        if (i == index)
-            break;
-        pos = out->map.end;
+    if ((rc = nested_doc(&out->map, fields, cap, e, index)) != 0) {
+        memset(&out->map, 0, sizeof out->map); /* an empty index: lookups find nothing */
+        return rc;
     }
     out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
     return 0;
