@@ -343,17 +343,18 @@ static size_t seeds(struct seed *out, size_t max)
 
 #define MAX_SEEDS 256
 
-/* One entity of a seed to mutate: the seed, a copy of its bytes (which
- * the visitor leaves as it found them) and the entity's site. */
+/* One site of a seed to mutate: the seed, a copy of its bytes (which
+ * the visitor leaves as it found them) and the entity (t) or BULKI (d). */
 struct ent_case {
     const struct seed *s;
     uint8_t *b;
     const struct ent_site *t;
+    const struct doc_site *d;
 };
 
-/* fn on every entity of type `type` (0: of any type) of every seed;
- * returns how many entities it ran on. */
-static size_t each_entity(unsigned type, void (*fn)(const struct ent_case *c))
+/* fn on every BULKI (docs), or else every entity of type `type` (0: of
+ * any type), of every seed; returns how many sites it ran on. */
+static size_t each_site(int docs, unsigned type, void (*fn)(const struct ent_case *c))
 {
     struct seed s[MAX_SEEDS];
     size_t n = seeds(s, MAX_SEEDS), ran = 0;
@@ -362,10 +363,11 @@ static size_t each_entity(unsigned type, void (*fn)(const struct ent_case *c))
         collect(&st, s[i].bin, s[i].len, s[i].entity);
         uint8_t *b = tu_dup(s[i].bin, s[i].len);
         assert_non_null(b);
-        for (size_t e = 0; e < st.nents; e++) {
-            if (type != 0 && st.ents[e].type != type)
+        for (size_t k = 0; k < (docs ? st.ndocs : st.nents); k++) {
+            if (!docs && type != 0 && st.ents[k].type != type)
                 continue;
-            const struct ent_case c = {&s[i], b, &st.ents[e]};
+            const struct ent_case c = {&s[i], b, docs ? NULL : &st.ents[k],
+                                       docs ? &st.docs[k] : NULL};
             fn(&c);
             assert_memory_equal(b, s[i].bin, s[i].len);
             ran++;
@@ -374,6 +376,16 @@ static size_t each_entity(unsigned type, void (*fn)(const struct ent_case *c))
         sites_free(&st);
     }
     return ran;
+}
+
+static size_t each_entity(unsigned type, void (*fn)(const struct ent_case *c))
+{
+    return each_site(0, type, fn);
+}
+
+static size_t each_doc(void (*fn)(const struct ent_case *c))
+{
+    return each_site(1, 0, fn);
 }
 
 /* The entity case's mutated bytes fail with `want` at byte `at`. */
@@ -504,39 +516,31 @@ static void class_bits_6_and_7(void **state)
     assert_bulki_rc(decode_copy(ent_array, sizeof ent_array, 1, NULL), BULKI_OK);
 }
 
+static void bad_offsets(const struct ent_case *c)
+{
+    size_t at[2] = {c->d->off1, c->d->off2};
+    for (int k = 0; k < 2; k++) {
+        /* the field holds its own absolute position */
+        uint64_t v;
+        assert_true(bulki_varint_get(&v, c->b + at[k], c->s->len - at[k]) > 0);
+        assert_int_equal(v, at[k]);
+        nudge_varint(c->b, at[k]);
+        expect_case(c, BULKI_E_OFFSET, at[k]);
+        nudge_varint(c->b, at[k]);
+        /* relative to the BULKI instead of the buffer: wrong too */
+        if (c->d->off > 0 && vlen_at(c->b, at[k]) == 1) {
+            uint8_t saved = c->b[at[k]];
+            c->b[at[k]] = (uint8_t)(at[k] - c->d->off);
+            expect_case(c, BULKI_E_OFFSET, at[k]);
+            c->b[at[k]] = saved;
+        }
+    }
+}
+
 static void wrong_offsets(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS), checked = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t d = 0; d < st.ndocs; d++) {
-            size_t at[2] = {st.docs[d].off1, st.docs[d].off2};
-            for (int k = 0; k < 2; k++) {
-                /* the field holds its own absolute position */
-                uint64_t v;
-                assert_true(bulki_varint_get(&v, b + at[k], s[i].len - at[k]) > 0);
-                assert_int_equal(v, at[k]);
-                nudge_varint(b, at[k]);
-                expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_OFFSET, at[k]);
-                nudge_varint(b, at[k]);
-                /* relative to the BULKI instead of the buffer: wrong too */
-                if (st.docs[d].off > 0 && vlen_at(b, at[k]) == 1) {
-                    uint8_t saved = b[at[k]];
-                    b[at[k]] = (uint8_t)(at[k] - st.docs[d].off);
-                    expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_OFFSET,
-                                    at[k]);
-                    b[at[k]] = saved;
-                }
-                checked++;
-            }
-        }
-        free(b);
-        sites_free(&st);
-    }
+    size_t checked = 2 * each_doc(bad_offsets); /* two offsets a BULKI */
     assert_true(checked >= 20);
 }
 
@@ -656,37 +660,32 @@ static void counts_larger_than_the_buffer(void **state)
     expect_error_at("2^40 elements", hand, p, 1, BULKI_E_TRUNCATED, payload);
 }
 
+static void bad_doc_sizes(const struct ent_case *c)
+{
+    /* total_size, header_size, data_size */
+    size_t at[3] = {c->d->off, c->d->header_off, c->d->data_off};
+    for (int k = 0; k < 3; k++) {
+        nudge_varint(c->b, at[k]);
+        expect_case(c, BULKI_E_SIZE, at[k]);
+        nudge_varint(c->b, at[k]);
+    }
+}
+
+static void bad_entity_size(const struct ent_case *c)
+{
+    nudge_varint(c->b, c->t->off);
+    expect_case(c, BULKI_E_SIZE, c->t->off);
+    nudge_varint(c->b, c->t->off);
+}
+
 static void notional_size_mismatches(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS), nested = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        /* total_size, header_size, data_size of every BULKI */
-        for (size_t d = 0; d < st.ndocs; d++) {
-            size_t at[3] = {st.docs[d].off, st.docs[d].header_off, st.docs[d].data_off};
-            for (int k = 0; k < 3; k++) {
-                nudge_varint(b, at[k]);
-                expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_SIZE, at[k]);
-                nudge_varint(b, at[k]);
-            }
-        }
-        /* the size of every PDC_BULKI / PDC_BULKI_ENT entity */
-        for (size_t e = 0; e < st.nents; e++) {
-            if (st.ents[e].type != BULKI_T_BULKI && st.ents[e].type != BULKI_T_BULKI_ENT)
-                continue;
-            nudge_varint(b, st.ents[e].off);
-            expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_SIZE,
-                            st.ents[e].off);
-            nudge_varint(b, st.ents[e].off);
-            nested++;
-        }
-        free(b);
-        sites_free(&st);
-    }
+    /* every BULKI's sizes, and the size of every PDC_BULKI / PDC_BULKI_ENT
+     * entity */
+    each_doc(bad_doc_sizes);
+    size_t nested = each_entity(BULKI_T_BULKI, bad_entity_size);
+    nested += each_entity(BULKI_T_BULKI_ENT, bad_entity_size);
     assert_true(nested >= 5);
 
     /* a PDC_BULKI item sized without PDC's +8 */
