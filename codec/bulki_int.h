@@ -49,15 +49,12 @@ extern const uint8_t bulki_fast_tc[64];
 #define BULKI_NO_HDR 0xFFFFFFFFu
 extern const uint32_t bulki_item_hdr[256];
 
-/* bulki_decode_index without its fast functions for a whole BULKI
- * (index_common and doc_fast in bulki_read.c): the general parser alone;
- * and without index_common only (doc_fast, then the general parser). For
- * test_bulki_index and fuzz-bulki to hold each fast function to the
- * general parser. Not exported. */
+/* bulki_decode_index without index_common (its one-pass try at a
+ * record's commonest shape in bulki_read.c): the general parser alone, for
+ * test_bulki_index and fuzz-bulki to hold the fast pass to it. Not
+ * exported. */
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
                                const void *buf, size_t len, size_t *err_off);
-int bulki_decode_index_wide(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
-                            size_t len, size_t *err_off);
 
 static inline const struct bulki_type_info *bulki_ti(unsigned code)
 {

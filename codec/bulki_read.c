@@ -297,8 +297,9 @@ keys_loop(const uint8_t *p, const uint8_t *end, uint64_t n, bulki_field *fields,
 }
 
 /* The keys from pos, the first cap indexed; the end (0: the general
- * parser), and the sum of their sizes in *sum. */
-__attribute__((always_inline)) static inline size_t keys_fast_in(const uint8_t *b, size_t len,
+ * parser), and the sum of their sizes in *sum. Out of line: parse_doc's
+ * general loop keeps its registers. */
+__attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len,
                                                                 size_t pos, uint64_t n,
                                                                 bulki_field *fields, size_t cap,
                                                                 uint64_t *sum)
@@ -376,8 +377,8 @@ __attribute__((always_inline)) static inline size_t values_loop(const uint8_t *b
     return pos;
 }
 
-/* The values from pos, the first cap indexed; as keys_fast_in(). */
-__attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t *b, size_t len,
+/* The values from pos, the first cap indexed; as keys_fast(). */
+__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len,
                                                                   size_t pos, uint64_t n,
                                                                   bulki_field *fields,
                                                                   size_t cap, uint64_t *sum)
@@ -390,22 +391,6 @@ __attribute__((always_inline)) static inline size_t values_fast_in(const uint8_t
         *sum = fast_sizes(e - pos, n);
     return e;
 }
-
-/* The loops out of line, for the general parser. */
-__attribute__((noinline)) static size_t keys_fast(const uint8_t *b, size_t len, size_t pos,
-                                                  uint64_t n, bulki_field *fields, size_t cap,
-                                                  uint64_t *sum)
-{
-    return keys_fast_in(b, len, pos, n, fields, cap, sum);
-}
-
-__attribute__((noinline)) static size_t values_fast(const uint8_t *b, size_t len, size_t pos,
-                                                    uint64_t n, bulki_field *fields,
-                                                    size_t cap, uint64_t *sum)
-{
-    return values_fast_in(b, len, pos, n, fields, cap, sum);
-}
-
 
 /* The view of a BULKI that has been checked. */
 static inline void map_view(bulki_map *out, const uint8_t *b, size_t len, size_t start,
@@ -421,86 +406,6 @@ static inline void map_view(bulki_map *out, const uint8_t *b, size_t len, size_t
     out->npairs = nkeys;
     out->total = total;
     out->depth = (uint8_t)depth;
-}
-
-/* A varint of one or two bytes at b[*pos..len): 1 and its value, else 0
- * (longer, truncated or at the end: the general reader says which). */
-__attribute__((always_inline)) static inline int varint12(const uint8_t *b, size_t len,
-                                                         size_t *pos, uint64_t *v)
-{
-    size_t p = *pos;
-    if (p >= len)
-        return 0;
-    if (b[p] < 0x80) {
-        *v = b[p];
-        *pos = p + 1;
-        return 1;
-    }
-    if (len - p >= 2 && b[p + 1] < 0x80) {
-        *v = (uint64_t)(b[p] & 0x7f) | (uint64_t)b[p + 1] << 7;
-        *pos = p + 2;
-        return 1;
-    }
-    return 0;
-}
-
-/*
- * The whole BULKI at pos when its header and offset varints are one or
- * two bytes and all its keys and values take the fast loops (every record
- * pdc-ckpt writes except a region's): 1 with *out filled and the first
- * cap pairs indexed, or 0, and parse_doc() runs the general checks from
- * the start (which also find and report any error). Every check is one
- * parse_doc() makes. `all` (a constant): index every pair, or return -1
- * at once if there are more than cap (the caller then uses the other
- * form), so that the loops for pairs beyond the index are left out.
- */
-__attribute__((always_inline)) static inline int doc_fast(const uint8_t *b, size_t len,
-                                                         size_t pos, int depth, bulki_map *out,
-                                                         bulki_field *fields, size_t cap,
-                                                         int all)
-{
-    uint64_t total, nkeys, header, data, off, hsum = 0, dsum = 0;
-    size_t start = pos;
-    if (depth > BULKI_MAX_DEPTH || pos > len || !varint12(b, len, &pos, &total) ||
-        !varint12(b, len, &pos, &nkeys) || !varint12(b, len, &pos, &header) ||
-        !varint12(b, len, &pos, &data) || nkeys > (len - pos) / 6)
-        return 0;
-    if (all) {
-        if (nkeys > cap)
-            return -1;
-        cap = nkeys;
-    }
-    size_t keys_off = pos;
-    if ((pos = keys_fast_in(b, len, pos, nkeys, fields, cap, &hsum)) == 0)
-        return 0;
-    size_t off1 = pos;
-    if (!varint12(b, len, &pos, &off) || off != off1)
-        return 0;
-    size_t values_off = pos;
-    if ((pos = values_fast_in(b, len, pos, nkeys, fields, cap, &dsum)) == 0)
-        return 0;
-    size_t off2 = pos;
-    /* header and data are below 2^14: no overflow */
-    if (!varint12(b, len, &pos, &off) || off != off2 || hsum != header || dsum != data ||
-        BULKI_DOC_HDR + header + data != total)
-        return 0;
-    map_view(out, b, len, start, pos, keys_off, values_off, nkeys, total, depth);
-    return 1;
-}
-
-/* The two forms, each in a function of its own with few live values. */
-__attribute__((noinline)) static int parse_doc_fast(const uint8_t *b, size_t len, size_t pos,
-                                                    int depth, bulki_map *out,
-                                                    bulki_field *fields, size_t cap)
-{
-    return doc_fast(b, len, pos, depth, out, fields, cap, 0);
-}
-
-__attribute__((noinline)) static int parse_doc_fast_all(const uint8_t *b, size_t len,
-                                                        size_t pos, int depth, bulki_map *out,
-                                                        bulki_field *fields, size_t cap)
-{
-    return doc_fast(b, len, pos, depth, out, fields, cap, 1);
 }
 
 /* key_other() and value_other() out of line, for index_common's rarer
@@ -544,7 +449,9 @@ keys_short(const uint8_t *p, const uint8_t *klim, bulki_field **fp, bulki_field 
     return p;
 }
 
-/* varint12() where the caller has checked that two bytes are there. */
+/* A varint of one or two bytes at b[*pos], where the caller has checked
+ * that two bytes are there: 1 and its value, else 0 (longer: the general
+ * parser). */
 __attribute__((always_inline)) static inline int varint12_in(const uint8_t *b, size_t *pos,
                                                             uint64_t *v)
 {
@@ -590,8 +497,9 @@ __attribute__((always_inline)) static inline size_t offset12(const uint8_t *b, s
  * bounded by its size): 0 with *out filled and every pair indexed. Any
  * other input (*out partly written) goes on to decode_index_rest(), from
  * the start, as a tail call (so that bulki_decode_index keeps nothing
- * across a call): doc_fast() tries the wider fast shapes and parse_doc()
- * everything (which also finds and reports any error). Every check here
+ * across a call): parse_doc(), whose key and value loops take the wider
+ * fast shapes and whose general loop everything (and which finds and
+ * reports any error). Every check here
  * is one parse_doc() makes; the key and value sums are the bytes spanned
  * plus 15 a pair (see fast_sizes). What it does not take costs one failed
  * try: it gives up at the first entity of another shape.
@@ -792,8 +700,10 @@ static int parse_doc(struct rctx *c, size_t pos, int depth, bulki_map *out, bulk
     return 0;
 }
 
+/* The general parser over a whole buffer: a top-level BULKI filling it,
+ * its first cap pairs indexed into fields. */
 static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const void *buf,
-                      size_t len, size_t *err_off, int fast)
+                      size_t len, size_t *err_off)
 {
     struct rctx c = {buf, len, 0};
     int rc;
@@ -801,8 +711,6 @@ static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const voi
         return BULKI_E_INVAL;
     if (buf == NULL)
         rc = fail_at(&c, 0, BULKI_E_TRUNCATED);
-    else if (fast && parse_doc_fast(buf, len, 0, 1, out, fields, cap) && out->end == len)
-        return 0;
     else if ((rc = parse_doc(&c, 0, 1, out, fields, cap)) == 0 && out->end != len)
         rc = fail_at(&c, out->end, BULKI_E_TRAILING);
     if (rc != 0 && err_off)
@@ -812,14 +720,15 @@ static int decode_doc(bulki_map *out, bulki_field *fields, size_t cap, const voi
 
 int bulki_decode_doc(bulki_map *out, const void *buf, size_t len, size_t *err_off)
 {
-    if (out != NULL && buf != NULL && parse_doc_fast(buf, len, 0, 1, out, NULL, 0) &&
-        out->end == len)
-        return 0;
-    return decode_doc(out, NULL, 0, buf, len, err_off, 0);
+    return decode_doc(out, NULL, 0, buf, len, err_off);
 }
 
-static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
-                        size_t len, size_t *err_off, int fast)
+/* bulki_decode_index past index_common: the general parser alone (which
+ * also finds and reports every error). Out of line, so that the common
+ * case's call saves no registers. */
+__attribute__((noinline)) static int decode_index_rest(bulki_index *out, bulki_field *fields,
+                                                       size_t cap, const void *buf, size_t len,
+                                                       size_t *err_off)
 {
     int rc;
     if (out == NULL)
@@ -827,34 +736,12 @@ static int decode_index(bulki_index *out, bulki_field *fields, size_t cap, const
     out->fields = fields;
     out->n = 0;
     out->next = 0;
-    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off, fast)) != 0) {
+    if ((rc = decode_doc(&out->map, fields, cap, buf, len, err_off)) != 0) {
         memset(&out->map, 0, sizeof out->map); /* an empty index: lookups find nothing */
         return rc;
     }
     out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
     return 0;
-}
-
-/* bulki_decode_index past index_common: the wider fast shapes
- * (doc_fast), then the general parser alone (which also finds and reports
- * every error). Out of line, so that the common case's call saves no
- * registers. */
-__attribute__((noinline)) static int decode_index_rest(bulki_index *out, bulki_field *fields,
-                                                       size_t cap, const void *buf, size_t len,
-                                                       size_t *err_off)
-{
-    int r;
-    if (out == NULL || buf == NULL || (fields == NULL && cap > 0))
-        return decode_index(out, fields, cap, buf, len, err_off, 0);
-    if (((r = parse_doc_fast_all(buf, len, 0, 1, &out->map, fields, cap)) > 0 ||
-         (r < 0 && parse_doc_fast(buf, len, 0, 1, &out->map, fields, cap))) &&
-        out->map.end == len) {
-        out->fields = fields;
-        out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
-        out->next = 0;
-        return 0;
-    }
-    return decode_index(out, fields, cap, buf, len, err_off, 0);
 }
 
 int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
@@ -867,16 +754,10 @@ int bulki_decode_index(bulki_index *out, bulki_field *fields, size_t cap, const 
     return decode_index_rest(out, fields, cap, buf, len, err_off);
 }
 
-int bulki_decode_index_wide(bulki_index *out, bulki_field *fields, size_t cap, const void *buf,
-                            size_t len, size_t *err_off)
-{
-    return decode_index_rest(out, fields, cap, buf, len, err_off);
-}
-
 int bulki_decode_index_general(bulki_index *out, bulki_field *fields, size_t cap,
                                const void *buf, size_t len, size_t *err_off)
 {
-    return decode_index(out, fields, cap, buf, len, err_off, 0);
+    return decode_index_rest(out, fields, cap, buf, len, err_off);
 }
 
 int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, size_t *err_off)
@@ -900,7 +781,10 @@ int bulki_parse_value_(struct rctx *c, size_t pos, int depth, bulki_ent *out)
     return parse_value(c, pos, depth, out);
 }
 
-int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
+/* The BULKI held by PDC_BULKI entity e (item: index 0; array: element
+ * index), its first cap pairs indexed into fields. */
+static int nested_doc(bulki_map *out, bulki_field *fields, size_t cap, const bulki_ent *e,
+                      uint64_t index)
 {
     struct rctx c = {e->base, e->base_len, 0};
     size_t pos = (size_t)(e->payload - e->base);
@@ -910,12 +794,18 @@ int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
     if (index >= e->count)
         return BULKI_E_NOTFOUND;
     for (uint64_t i = 0;; i++) {
-        if ((rc = parse_doc(&c, pos, e->depth + 1, out, NULL, 0)) != 0)
+        int last = i == index;
+        if ((rc = parse_doc(&c, pos, e->depth + 1, out, last ? fields : NULL, last ? cap : 0)) !=
+                0 ||
+            last)
             return rc;
-        if (i == index)
-            return 0;
         pos = out->end;
     }
+}
+
+int bulki_ent_doc(bulki_map *out, const bulki_ent *e, uint64_t index)
+{
+    return nested_doc(out, NULL, 0, e, index);
 }
 
 int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bulki_ent *e,
@@ -927,25 +817,9 @@ int bulki_ent_index(bulki_index *out, bulki_field *fields, size_t cap, const bul
     out->fields = fields;
     out->n = 0;
     out->next = 0;
-    memset(&out->map, 0, sizeof out->map);
-    if (e->type != BULKI_T_BULKI)
-        return BULKI_E_MISMATCH;
-    if (index >= e->count)
-        return BULKI_E_NOTFOUND;
-    struct rctx c = {e->base, e->base_len, 0};
-    size_t pos = (size_t)(e->payload - e->base);
-    for (uint64_t i = 0;; i++) {
-        if (i == index &&
-            parse_doc_fast(c.base, c.len, pos, e->depth + 1, &out->map, fields, cap))
-            break;
-        if ((rc = parse_doc(&c, pos, e->depth + 1, &out->map, i == index ? fields : NULL,
-                            i == index ? cap : 0)) != 0) {
-            memset(&out->map, 0, sizeof out->map);
-            return rc;
-        }
-        if (i == index)
-            break;
-        pos = out->map.end;
+    if ((rc = nested_doc(&out->map, fields, cap, e, index)) != 0) {
+        memset(&out->map, 0, sizeof out->map); /* an empty index: lookups find nothing */
+        return rc;
     }
     out->n = out->map.npairs < cap ? (size_t)out->map.npairs : cap;
     return 0;

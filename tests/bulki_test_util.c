@@ -17,14 +17,6 @@ const char *tu_vector_dir(int argc, char **argv)
     return argc > 1 ? argv[1] : BULKI_TEST_VECTORS;
 }
 
-uint8_t *tu_dup(const void *p, size_t n)
-{
-    uint8_t *d = malloc(n ? n : 1);
-    if (d != NULL && n > 0)
-        memcpy(d, p, n);
-    return d;
-}
-
 static int has_suffix(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);
@@ -45,15 +37,13 @@ static char *path_join(const char *dir, const char *name, const char *ext)
     return p;
 }
 
+/* dir/NAME.EXT exists */
 static int file_exists(const char *dir, const char *name, const char *ext)
 {
     char *p = path_join(dir, name, ext);
-    FILE *f = p ? fopen(p, "rb") : NULL;
+    int yes = p != NULL && tu_exists(p);
     free(p);
-    if (f == NULL)
-        return 0;
-    fclose(f);
-    return 1;
+    return yes;
 }
 
 size_t tu_load_vectors(const char *dir, struct tu_vector **out, size_t *orphans)

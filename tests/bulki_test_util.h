@@ -1,8 +1,9 @@
 /*
  * bulki_test_util.h - helpers shared by the BULKI codec tests: loading the
- * test vectors (tests/data/bulki/NAME.bin + NAME.json), exact-size heap
- * copies (so that AddressSanitizer catches any read past the end), a
- * seeded PRNG, and an error-code assertion that prints symbolic names.
+ * test vectors (tests/data/bulki/NAME.bin + NAME.json), decoding to the
+ * JSON form, and assertions that print symbolic error names and the first
+ * differing byte. The PRNG, exact-size copies and files are the shared
+ * ones (tests/common/test_util.h).
  */
 #ifndef PDC_CKPT_BULKI_TEST_UTIL_H
 #define PDC_CKPT_BULKI_TEST_UTIL_H
@@ -36,9 +37,6 @@ const char *tu_vector_dir(int argc, char **argv);
  * of .bin files without a .json or .json files without a .bin. */
 size_t tu_load_vectors(const char *dir, struct tu_vector **out, size_t *orphans);
 void tu_free_vectors(struct tu_vector *v, size_t n);
-
-/* Exact-size heap copy of n bytes (n may be 0). */
-uint8_t *tu_dup(const void *p, size_t n);
 
 /* Decode buf as a top-level BULKI (entity = 0) or entity (entity = 1). */
 int tu_decode(const uint8_t *buf, size_t len, int entity, size_t *err_off);

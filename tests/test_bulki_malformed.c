@@ -343,6 +343,57 @@ static size_t seeds(struct seed *out, size_t max)
 
 #define MAX_SEEDS 256
 
+/* One site of a seed to mutate: the seed, a copy of its bytes (which
+ * the visitor leaves as it found them) and the entity (t) or BULKI (d). */
+struct ent_case {
+    const struct seed *s;
+    uint8_t *b;
+    const struct ent_site *t;
+    const struct doc_site *d;
+};
+
+/* fn on every BULKI (docs), or else every entity of type `type` (0: of
+ * any type), of every seed; returns how many sites it ran on. */
+static size_t each_site(int docs, unsigned type, void (*fn)(const struct ent_case *c))
+{
+    struct seed s[MAX_SEEDS];
+    size_t n = seeds(s, MAX_SEEDS), ran = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct sites st;
+        collect(&st, s[i].bin, s[i].len, s[i].entity);
+        uint8_t *b = tu_dup(s[i].bin, s[i].len);
+        assert_non_null(b);
+        for (size_t k = 0; k < (docs ? st.ndocs : st.nents); k++) {
+            if (!docs && type != 0 && st.ents[k].type != type)
+                continue;
+            const struct ent_case c = {&s[i], b, docs ? NULL : &st.ents[k],
+                                       docs ? &st.docs[k] : NULL};
+            fn(&c);
+            assert_memory_equal(b, s[i].bin, s[i].len);
+            ran++;
+        }
+        free(b);
+        sites_free(&st);
+    }
+    return ran;
+}
+
+static size_t each_entity(unsigned type, void (*fn)(const struct ent_case *c))
+{
+    return each_site(0, type, fn);
+}
+
+static size_t each_doc(void (*fn)(const struct ent_case *c))
+{
+    return each_site(1, 0, fn);
+}
+
+/* The entity case's mutated bytes fail with `want` at byte `at`. */
+static void expect_case(const struct ent_case *c, int want, size_t at)
+{
+    expect_error_at(c->s->name, c->b, c->s->len, c->s->entity, want, at);
+}
+
 /* ------------------------------------------------------------------ */
 /* Tests                                                               */
 /* ------------------------------------------------------------------ */
@@ -409,67 +460,53 @@ static void trailing_bytes_are_rejected(void **state)
     }
 }
 
+static void bad_type_code(const struct ent_case *c)
+{
+    static const unsigned bad[] = {0, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+    size_t at = c->t->tc_off;
+    uint8_t saved = c->b[at];
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        for (unsigned cls = 0; cls < 2; cls++) {
+            c->b[at] = (uint8_t)(bad[k] | cls << 5);
+            expect_case(c, BULKI_E_TYPE, at);
+        }
+    }
+    c->b[at] = saved;
+}
+
 static void invalid_type_codes(void **state)
 {
     (void)state;
-    static const unsigned bad[] = {0, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS);
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t e = 0; e < st.nents; e++) {
-            size_t at = st.ents[e].tc_off;
-            uint8_t saved = b[at];
-            for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-                for (unsigned cls = 0; cls < 2; cls++) {
-                    b[at] = (uint8_t)(bad[k] | cls << 5);
-                    expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_TYPE, at);
-                }
-            }
-            b[at] = saved;
-        }
-        free(b);
-        sites_free(&st);
+    assert_true(each_entity(0, bad_type_code) > 0);
+}
+
+static void bad_class_bits(const struct ent_case *c)
+{
+    size_t at = c->t->tc_off;
+    uint8_t saved = c->b[at];
+    static const uint8_t high[3] = {0x40, 0x80, 0xC0};
+    for (size_t k = 0; k < 3; k++) {
+        c->b[at] = saved | high[k];
+        expect_case(c, BULKI_E_CLASS, at);
     }
+    /* a PDC_BULKI_ENT item: an item's count must be 1 (checked first, as
+     * for every type), and with count 1 the class is still invalid */
+    if (c->t->type == BULKI_T_BULKI_ENT) {
+        uint64_t count = 0;
+        assert_true(bulki_varint_get(&count, c->b + c->t->count_off, 10) > 0);
+        c->b[at] = BULKI_T_BULKI_ENT;
+        if (count == 1)
+            expect_case(c, BULKI_E_CLASS, at);
+        else
+            expect_case(c, BULKI_E_COUNT, c->t->count_off);
+    }
+    c->b[at] = saved;
 }
 
 static void class_bits_6_and_7(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS);
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t e = 0; e < st.nents; e++) {
-            size_t at = st.ents[e].tc_off;
-            uint8_t saved = b[at];
-            static const uint8_t high[3] = {0x40, 0x80, 0xC0};
-            for (size_t k = 0; k < 3; k++) {
-                b[at] = saved | high[k];
-                expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_CLASS, at);
-            }
-            /* a PDC_BULKI_ENT item: an item's count must be 1 (checked
-             * first, as for every type), and with count 1 the class is
-             * still invalid */
-            if (st.ents[e].type == BULKI_T_BULKI_ENT) {
-                uint64_t count = 0;
-                assert_true(bulki_varint_get(&count, b + st.ents[e].count_off, 10) > 0);
-                b[at] = BULKI_T_BULKI_ENT;
-                if (count == 1)
-                    expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_CLASS, at);
-                else
-                    expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_COUNT,
-                                    st.ents[e].count_off);
-            }
-            b[at] = saved;
-        }
-        free(b);
-        sites_free(&st);
-    }
+    assert_true(each_entity(0, bad_class_bits) > 0);
     /* [int8 -1] with the ENT array's class bit cleared */
     static const uint8_t ent_item[] = {0x25, 0x15, 0x01, 0x13, 0x05, 0x01, 0xff};
     expect_error_at("ENT item", ent_item, sizeof ent_item, 1, BULKI_E_CLASS, 1);
@@ -479,39 +516,31 @@ static void class_bits_6_and_7(void **state)
     assert_bulki_rc(decode_copy(ent_array, sizeof ent_array, 1, NULL), BULKI_OK);
 }
 
+static void bad_offsets(const struct ent_case *c)
+{
+    size_t at[2] = {c->d->off1, c->d->off2};
+    for (int k = 0; k < 2; k++) {
+        /* the field holds its own absolute position */
+        uint64_t v;
+        assert_true(bulki_varint_get(&v, c->b + at[k], c->s->len - at[k]) > 0);
+        assert_int_equal(v, at[k]);
+        nudge_varint(c->b, at[k]);
+        expect_case(c, BULKI_E_OFFSET, at[k]);
+        nudge_varint(c->b, at[k]);
+        /* relative to the BULKI instead of the buffer: wrong too */
+        if (c->d->off > 0 && vlen_at(c->b, at[k]) == 1) {
+            uint8_t saved = c->b[at[k]];
+            c->b[at[k]] = (uint8_t)(at[k] - c->d->off);
+            expect_case(c, BULKI_E_OFFSET, at[k]);
+            c->b[at[k]] = saved;
+        }
+    }
+}
+
 static void wrong_offsets(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS), checked = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t d = 0; d < st.ndocs; d++) {
-            size_t at[2] = {st.docs[d].off1, st.docs[d].off2};
-            for (int k = 0; k < 2; k++) {
-                /* the field holds its own absolute position */
-                uint64_t v;
-                assert_true(bulki_varint_get(&v, b + at[k], s[i].len - at[k]) > 0);
-                assert_int_equal(v, at[k]);
-                nudge_varint(b, at[k]);
-                expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_OFFSET, at[k]);
-                nudge_varint(b, at[k]);
-                /* relative to the BULKI instead of the buffer: wrong too */
-                if (st.docs[d].off > 0 && vlen_at(b, at[k]) == 1) {
-                    uint8_t saved = b[at[k]];
-                    b[at[k]] = (uint8_t)(at[k] - st.docs[d].off);
-                    expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_OFFSET,
-                                    at[k]);
-                    b[at[k]] = saved;
-                }
-                checked++;
-            }
-        }
-        free(b);
-        sites_free(&st);
-    }
+    size_t checked = 2 * each_doc(bad_offsets); /* two offsets a BULKI */
     assert_true(checked >= 20);
 }
 
@@ -631,37 +660,32 @@ static void counts_larger_than_the_buffer(void **state)
     expect_error_at("2^40 elements", hand, p, 1, BULKI_E_TRUNCATED, payload);
 }
 
+static void bad_doc_sizes(const struct ent_case *c)
+{
+    /* total_size, header_size, data_size */
+    size_t at[3] = {c->d->off, c->d->header_off, c->d->data_off};
+    for (int k = 0; k < 3; k++) {
+        nudge_varint(c->b, at[k]);
+        expect_case(c, BULKI_E_SIZE, at[k]);
+        nudge_varint(c->b, at[k]);
+    }
+}
+
+static void bad_entity_size(const struct ent_case *c)
+{
+    nudge_varint(c->b, c->t->off);
+    expect_case(c, BULKI_E_SIZE, c->t->off);
+    nudge_varint(c->b, c->t->off);
+}
+
 static void notional_size_mismatches(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS), nested = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        /* total_size, header_size, data_size of every BULKI */
-        for (size_t d = 0; d < st.ndocs; d++) {
-            size_t at[3] = {st.docs[d].off, st.docs[d].header_off, st.docs[d].data_off};
-            for (int k = 0; k < 3; k++) {
-                nudge_varint(b, at[k]);
-                expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_SIZE, at[k]);
-                nudge_varint(b, at[k]);
-            }
-        }
-        /* the size of every PDC_BULKI / PDC_BULKI_ENT entity */
-        for (size_t e = 0; e < st.nents; e++) {
-            if (st.ents[e].type != BULKI_T_BULKI && st.ents[e].type != BULKI_T_BULKI_ENT)
-                continue;
-            nudge_varint(b, st.ents[e].off);
-            expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_SIZE,
-                            st.ents[e].off);
-            nudge_varint(b, st.ents[e].off);
-            nested++;
-        }
-        free(b);
-        sites_free(&st);
-    }
+    /* every BULKI's sizes, and the size of every PDC_BULKI / PDC_BULKI_ENT
+     * entity */
+    each_doc(bad_doc_sizes);
+    size_t nested = each_entity(BULKI_T_BULKI, bad_entity_size);
+    nested += each_entity(BULKI_T_BULKI_ENT, bad_entity_size);
     assert_true(nested >= 5);
 
     /* a PDC_BULKI item sized without PDC's +8 */
@@ -813,64 +837,45 @@ static void depth_bombs(void **state)
     free(b);
 }
 
+static void string_as_array(const struct ent_case *c)
+{
+    size_t at = c->t->tc_off;
+    c->b[at] = BULKI_T_STRING | BULKI_ARRAY << 5;
+    expect_case(c, BULKI_E_STRING_ARRAY, at);
+    c->b[at] = BULKI_T_STRING;
+}
+
 static void string_arrays_are_rejected(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS), strings = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t e = 0; e < st.nents; e++) {
-            if (st.ents[e].type != BULKI_T_STRING)
-                continue;
-            size_t at = st.ents[e].tc_off;
-            b[at] = BULKI_T_STRING | BULKI_ARRAY << 5;
-            expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_STRING_ARRAY, at);
-            b[at] = BULKI_T_STRING;
-            strings++;
-        }
-        free(b);
-        sites_free(&st);
-    }
-    assert_true(strings >= 20);
+    assert_true(each_entity(BULKI_T_STRING, string_as_array) >= 20);
     /* a PDC-style string array (count 2, pointer-sized elements) */
     static const uint8_t ptrs[] = {0x22, 0x30, 0x02, 1, 2, 3, 4, 5, 6, 7, 8,
                                    1, 2, 3, 4, 5, 6, 7, 8};
     expect_error_at("string array", ptrs, sizeof ptrs, 1, BULKI_E_STRING_ARRAY, 1);
 }
 
+static void string_without_nul_or_with_one_inside(const struct ent_case *c)
+{
+    size_t last = c->t->end - 1; /* the NUL */
+    assert_int_equal(c->b[last], 0);
+    /* unterminated */
+    c->b[last] = 'x';
+    expect_case(c, BULKI_E_STRING, last);
+    c->b[last] = 0;
+    /* a NUL inside */
+    for (size_t at = c->t->payload_off; at < last; at++) {
+        uint8_t saved = c->b[at];
+        c->b[at] = 0;
+        expect_case(c, BULKI_E_STRING, at);
+        c->b[at] = saved;
+    }
+}
+
 static void bad_strings(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS);
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t e = 0; e < st.nents; e++) {
-            const struct ent_site *t = &st.ents[e];
-            if (t->type != BULKI_T_STRING)
-                continue;
-            size_t last = t->end - 1; /* the NUL */
-            assert_int_equal(b[last], 0);
-            /* unterminated */
-            b[last] = 'x';
-            expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_STRING, last);
-            b[last] = 0;
-            /* a NUL inside */
-            for (size_t at = t->payload_off; at < last; at++) {
-                uint8_t saved = b[at];
-                b[at] = 0;
-                expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_STRING, at);
-                b[at] = saved;
-            }
-        }
-        free(b);
-        sites_free(&st);
-    }
+    assert_true(each_entity(BULKI_T_STRING, string_without_nul_or_with_one_inside) >= 20);
     /* a string whose size runs past the end */
     const struct tu_vector *es = vec("entity_string");
     uint8_t *b = copy_of(es);
@@ -879,34 +884,28 @@ static void bad_strings(void **state)
     free(b);
 }
 
+static size_t g_bool_bytes;
+
+static void bad_boolean_bytes(const struct ent_case *c)
+{
+    static const uint8_t bad[3] = {2, 0x80, 0xff};
+    for (size_t at = c->t->payload_off; at < c->t->end; at++) {
+        uint8_t saved = c->b[at];
+        for (int k = 0; k < 3; k++) {
+            c->b[at] = bad[k];
+            expect_case(c, BULKI_E_BOOL, at);
+        }
+        c->b[at] = saved;
+        g_bool_bytes++;
+    }
+}
+
 static void boolean_bytes_other_than_0_1(void **state)
 {
     (void)state;
-    struct seed s[MAX_SEEDS];
-    size_t n = seeds(s, MAX_SEEDS), bools = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct sites st;
-        collect(&st, s[i].bin, s[i].len, s[i].entity);
-        uint8_t *b = tu_dup(s[i].bin, s[i].len);
-        for (size_t e = 0; e < st.nents; e++) {
-            const struct ent_site *t = &st.ents[e];
-            if (t->type != BULKI_T_BOOLEAN)
-                continue;
-            for (size_t at = t->payload_off; at < t->end; at++) {
-                uint8_t saved = b[at];
-                static const uint8_t bad[3] = {2, 0x80, 0xff};
-                for (int k = 0; k < 3; k++) {
-                    b[at] = bad[k];
-                    expect_error_at(s[i].name, b, s[i].len, s[i].entity, BULKI_E_BOOL, at);
-                }
-                b[at] = saved;
-                bools++;
-            }
-        }
-        free(b);
-        sites_free(&st);
-    }
-    assert_true(bools >= 4); /* scalars' "bool" and the extras' arrays */
+    g_bool_bytes = 0;
+    each_entity(BULKI_T_BOOLEAN, bad_boolean_bytes);
+    assert_true(g_bool_bytes >= 4); /* scalars' "bool" and the extras' arrays */
 }
 
 /* Random mutations of every seed: never a crash, never an allocation,

@@ -81,6 +81,14 @@ int tu_case_free(void **state)
     return 0;
 }
 
+uint8_t *tu_dup(const void *p, size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    if (d != NULL && n > 0)
+        memcpy(d, p, n);
+    return d;
+}
+
 uint8_t *tu_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -31,6 +31,10 @@ struct tu_case {
 int tu_case_new(void **state, const char *tag);
 int tu_case_free(void **state);
 
+/* Exact-size heap copy of n bytes (n may be 0; NULL if out of memory), so
+ * that AddressSanitizer catches a read past the end. */
+uint8_t *tu_dup(const void *p, size_t n);
+
 /* Whole file into a malloc'ed buffer of exactly its size (NULL if it
  * cannot be read; errno set). */
 uint8_t *tu_read_file(const char *path, size_t *len);

@@ -1,67 +1,33 @@
 /*
  * store_test_util.c - see store_test_util.h.
  */
-#include "ckpt_fs.h"
 #include "store_test_util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 int stu_setup(void **state)
 {
-    struct stu_fix *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    if (f == NULL)
-        return -1;
-    if (tmp == NULL || *tmp == 0 || strlen(tmp) > 400)
-        tmp = "/tmp";
-    snprintf(f->dir, sizeof f->dir, "%s/ckpt-store-test-XXXXXX", tmp);
-    if (mkdtemp(f->dir) == NULL) {
-        fprintf(stderr, "mkdtemp(%s): %s\n", f->dir, strerror(errno));
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
+    return tu_case_new(state, "store-test");
 }
 
 int stu_teardown(void **state)
 {
-    struct stu_fix *f = *state;
-    if (f != NULL) {
-        stu_rmtree(f->dir);
-        free(f);
-    }
-    *state = NULL;
-    return 0;
+    return tu_case_free(state);
 }
 
 const char *stu_dir(void **state)
 {
-    return ((struct stu_fix *)*state)->dir;
+    return ((struct tu_case *)*state)->dir;
 }
 
 void stu_path(char *out, size_t cap, const char *dir, const char *sub)
 {
     int n = snprintf(out, cap, "%s/%s", dir, sub);
     assert_true(n > 0 && (size_t)n < cap);
-}
-
-void stu_rmtree(const char *path)
-{
-    ckpt_fs_rmtree(path);
-}
-
-int stu_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
 }
 
 struct ckpt_store_opts stu_opts(const char *root)
@@ -194,10 +160,8 @@ int stu_rec_i64(const ckpt_val *rec, const char *field, int64_t *v)
 
 static uint8_t *dup_bytes(const void *p, size_t n)
 {
-    uint8_t *d = malloc(n ? n : 1);
+    uint8_t *d = tu_dup(p, n);
     assert_non_null(d);
-    if (n)
-        memcpy(d, p, n);
     return d;
 }
 
@@ -261,21 +225,13 @@ uint64_t stu_count(ckpt_store *st, int db)
 
 /* ---- misc ---- */
 
-uint64_t stu_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 char *stu_name(size_t len, unsigned seed)
 {
     char *s = malloc(len + 1);
     uint64_t r = seed;
     assert_non_null(s);
     for (size_t i = 0; i < len; i++)
-        s[i] = (char)('a' + stu_rand(&r) % 26);
+        s[i] = (char)('a' + tu_rand(&r) % 26);
     s[len] = 0;
     return s;
 }

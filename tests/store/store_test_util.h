@@ -2,8 +2,9 @@
  * store_test_util.h - helpers shared by the store tests (tests/store/):
  * a per-test temporary directory (fixture), default store options, BULKI
  * record builders for objects, containers and kvtags, record field getters,
- * an iterator callback that collects copies of every entry, a seeded PRNG
- * and an error-code assertion that prints symbolic names.
+ * an iterator callback that collects copies of every entry and an
+ * error-code assertion that prints symbolic names. The PRNG, rmtree and
+ * the temporary directory are the shared ones (tests/common/test_util.h).
  */
 #ifndef PDC_CKPT_STORE_TEST_UTIL_H
 #define PDC_CKPT_STORE_TEST_UTIL_H
@@ -17,23 +18,16 @@
 
 #include "bulki.h"
 #include "ckpt_store.h"
+#include "test_util.h" /* tu_rand, tu_rmtree, tu_exists, tu_case */
 
-/* Per-test state: a fresh directory from mkdtemp, removed in teardown. */
-struct stu_fix {
-    char dir[512];
-};
-
-/* cmocka setup/teardown: *state becomes a struct stu_fix. */
+/* cmocka setup/teardown: *state becomes a struct tu_case (test_util.h), a
+ * fresh directory removed again in the teardown. */
 int stu_setup(void **state);
 int stu_teardown(void **state);
 /* The fixture's directory. */
 const char *stu_dir(void **state);
 /* dir/sub into out (asserts it fits). */
 void stu_path(char *out, size_t cap, const char *dir, const char *sub);
-/* rm -rf path (no error if missing). */
-void stu_rmtree(const char *path);
-/* Whether a path exists. */
-int stu_exists(const char *path);
 
 /* CKPT_STORE_OPTS_INIT with root set. */
 struct ckpt_store_opts stu_opts(const char *root);
@@ -90,8 +84,6 @@ void stu_collect_db(struct stu_list *out, ckpt_store *st, int db, const void *pr
 uint64_t stu_count(ckpt_store *st, int db);
 
 /* ---- misc ---- */
-/* splitmix64 */
-uint64_t stu_rand(uint64_t *state);
 /* Deterministic name of len bytes (letters; no NUL) from seed. Caller
  * frees. */
 char *stu_name(size_t len, unsigned seed);

@@ -142,7 +142,7 @@ static void test_open_creates_rank_dir_and_meta(void **state)
 
     ckpt_store *st = stu_open(&o);
     stu_path(path, sizeof path, dir, "rank-0/data.mdb");
-    assert_true(stu_exists(path));
+    assert_true(tu_exists(path));
     stu_path(want, sizeof want, dir, "rank-0");
     assert_string_equal(ckpt_store_path(st), want);
 
@@ -200,9 +200,9 @@ static void test_open_records_rank_and_nranks(void **state)
     o.nranks = 4;
     ckpt_store *st = stu_open(&o);
     stu_path(path, sizeof path, dir, "rank-2/data.mdb");
-    assert_true(stu_exists(path));
+    assert_true(tu_exists(path));
     stu_path(path, sizeof path, dir, "rank-0");
-    assert_false(stu_exists(path));
+    assert_false(tu_exists(path));
     struct ckpt_store_info info = stu_info(st);
     assert_int_equal(info.rank, 2);
     assert_int_equal(info.nranks, 4);
@@ -287,14 +287,14 @@ static void test_open_missing_store_readonly_is_nostore(void **state)
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_NOSTORE, NULL);
     assert_null(st);
     assert_non_null(strstr(ckpt_store_errmsg(NULL), root));
-    assert_false(stu_exists(root)); /* read-only creates nothing */
+    assert_false(tu_exists(root)); /* read-only creates nothing */
 
     /* writable without create: also NOSTORE, nothing created */
     o.readonly = 0;
     o.create = 0;
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_NOSTORE, NULL);
     assert_non_null(strstr(ckpt_store_errmsg(NULL), root));
-    assert_false(stu_exists(root));
+    assert_false(tu_exists(root));
 
     /* the root exists but holds another rank only */
     o.create = 1;
@@ -732,7 +732,7 @@ static void *reader_main(void *arg)
         ckpt_rtxn *tx;
         ckpt_val v;
         uint8_t k[8];
-        uint64_t i = stu_rand(&state) % (N_WRITERS * PER_WRITER);
+        uint64_t i = tu_rand(&state) % (N_WRITERS * PER_WRITER);
         if ((c->rc = ckpt_rtxn_begin(&tx, c->st)) != 0)
             break;
         ckpt_key_u64(k, i);

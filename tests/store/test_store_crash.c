@@ -217,7 +217,7 @@ static void test_sigkill_leaves_a_committed_prefix(void **state)
     print_message("crash seed %u\n", crash_seed());
     for (int round = 0; round < ROUNDS; round++) {
         int pfd[2];
-        unsigned delay = 50 + (unsigned)(stu_rand(&seed) % 251); /* 50..300 ms */
+        unsigned delay = 50 + (unsigned)(tu_rand(&seed) % 251); /* 50..300 ms */
         atomic_store(&sh->max_id, 0);
         atomic_store(&sh->written, m_prev);
         assert_int_equal(pipe(pfd), 0);

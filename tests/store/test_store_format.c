@@ -387,7 +387,7 @@ static void test_garbage_data_file_is_corrupt(void **state)
     assert_non_null(buf);
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         for (size_t i = 0; i < sizes[s]; i += 8) {
-            uint64_t r = stu_rand(&seed);
+            uint64_t r = tu_rand(&seed);
             memcpy(buf + i, &r, sizes[s] - i < 8 ? sizes[s] - i : 8);
         }
         write_file(data, buf, sizes[s]);
@@ -428,7 +428,7 @@ static void test_garbage_after_valid_header_does_not_crash_open(void **state)
     assert_non_null(buf);
     uint64_t seed = 99;
     for (off_t i = 0; i < sb.st_size; i++)
-        buf[i] = (uint8_t)stu_rand(&seed);
+        buf[i] = (uint8_t)tu_rand(&seed);
     assert_int_equal(pwrite(fd, buf + 2 * psize, (size_t)(sb.st_size - 2 * psize), 2 * psize),
                      sb.st_size - 2 * psize);
     close(fd);

@@ -181,7 +181,7 @@ static void make_pending(const char *root, const char *pend)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    assert_true(stu_exists(pend));
+    assert_true(tu_exists(pend));
 }
 
 static void test_full_disk_export_replay(void **state)
@@ -199,7 +199,7 @@ static void test_full_disk_export_replay(void **state)
     size_t n = 0;
     stu_assert_rc(ckpt_store_pending_replay(st, pend, &n), 0, st);
     assert_int_equal(n, NEW_OPS);
-    assert_false(stu_exists(pend)); /* removed once committed */
+    assert_false(tu_exists(pend)); /* removed once committed */
     assert_int_equal(ckpt_store_pending(st), 0);
     check_all(st);
     /* the id sequence stays ahead of every replayed id */
@@ -258,7 +258,7 @@ static void expect_refused(ckpt_store *st, const char *pend, const uint8_t *b, s
     if (strstr(msg, off) == NULL)
         fail_msg("%s: message without an offset: %s", why, msg);
     assert_int_equal(ckpt_store_pending(st), 0);
-    assert_true(stu_exists(pend));
+    assert_true(tu_exists(pend));
     assert_int_equal(stu_count(st, CKPT_DB_REGION), 0);
 }
 
@@ -372,7 +372,7 @@ static void test_replay_commit_fails(void **state)
         int rc = ckpt_store_pending_replay(st, pend, NULL);
         if (rc == 0)
             _exit(11);
-        if (!stu_exists(pend))
+        if (!tu_exists(pend))
             _exit(12);
         if (ckpt_store_pending(st) != NEW_OPS)
             _exit(13);

@@ -83,7 +83,7 @@ static void test_root_lock_of_a_missing_root(void **state)
     stu_path(root, sizeof root, stu_dir(state), "nothing-here");
     assert_int_equal(ckpt_root_lock(&fd, root), 0);
     assert_int_equal(fd, -1);
-    assert_false(stu_exists(root));
+    assert_false(tu_exists(root));
     ckpt_root_unlock(fd);
 }
 

@@ -144,10 +144,10 @@ static void check(ckpt_store *st, const struct model *m, const char *when)
 /* One random mutation of store and model. */
 static void random_op(ckpt_store *st, struct model *m, uint64_t *rng)
 {
-    int name = (int)(stu_rand(rng) % NNAME), owner = (int)(stu_rand(rng) % NOWNER);
+    int name = (int)(tu_rand(rng) % NNAME), owner = (int)(tu_rand(rng) % NOWNER);
     uint8_t k[CKPT_NAMEKEY_MAX + 8];
     size_t n;
-    switch (stu_rand(rng) % 10) {
+    switch (tu_rand(rng) % 10) {
     case 0: /* delete the owner with all its kvtags */
         stu_assert_rc(ckpt_store_del_obj(st, OWNER(owner)), 0, st);
         for (int i = 0; i < NNAME; i++) {
@@ -165,7 +165,7 @@ static void random_op(ckpt_store *st, struct model *m, uint64_t *rng)
         break;
     case 3: /* raw index edits: an entry with no kvtag, or one removed */
         n = lkey(k, name, owner);
-        if (stu_rand(rng) % 2) {
+        if (tu_rand(rng) % 2) {
             stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, k, n, NULL, 0), 0, st);
             m->has[name][owner] = 1;
         } else {
