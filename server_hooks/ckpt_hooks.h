@@ -132,10 +132,12 @@ struct ckpt_hooks_opts {
     /* merge the tag index's delta once this many entries are pending
      * (ckpt_store_opts.tagidx_merge; 0: the default) */
     unsigned tagidx_merge;
+    /* 1: no power-loss guard (ckpt_store_opts.no_powerloss_guard) */
+    int no_powerloss_guard;
 };
 #define CKPT_HOOKS_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL,  \
-     CKPT_SYNC_KB_DEFAULT, NULL, NULL, 0u}
+     CKPT_SYNC_KB_DEFAULT, NULL, NULL, 0u, 0}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the
@@ -149,6 +151,7 @@ struct ckpt_hooks_opts {
  *   PDC_CKPT_SYNC_KB      background sync also every this many KiB committed
  *                         (0: only every PDC_CKPT_SYNC_MS)
  *   PDC_CKPT_SHARED_DIR   shared_root: publish copies there (node-local mode)
+ *   PDC_CKPT_POWERLOSS_GUARD on | off (off: no_powerloss_guard)
  * `root_buf` (PATH_MAX bytes) holds the root string. Returns CKPT_E_INVAL
  * naming the variable if a value does not parse.
  */

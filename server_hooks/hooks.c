@@ -43,7 +43,7 @@ static int env_uint(const char *var, unsigned *out)
 int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t root_len)
 {
     const char *dir = getenv("PDC_CKPT_DIR"), *tmp = getenv("PDC_TMPDIR"), *sync = getenv("PDC_CKPT_SYNC");
-    const char *shared = getenv("PDC_CKPT_SHARED_DIR");
+    const char *shared = getenv("PDC_CKPT_SHARED_DIR"), *guard = getenv("PDC_CKPT_POWERLOSS_GUARD");
     int rc;
     if (o == NULL || root_buf == NULL)
         return CKPT_E_INVAL;
@@ -60,6 +60,11 @@ int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t r
         (rc = env_uint("PDC_CKPT_SYNC_KB", &o->sync_kb)) != 0 ||
         (rc = env_uint("PDC_CKPT_TAGIDX_MERGE", &o->tagidx_merge)) != 0)
         return rc;
+    if (guard && *guard) {
+        if (strcmp(guard, "on") != 0 && strcmp(guard, "off") != 0)
+            return ckpt_error(CKPT_E_INVAL, "PDC_CKPT_POWERLOSS_GUARD=\"%s\": use on or off", guard);
+        o->no_powerloss_guard = strcmp(guard, "off") == 0;
+    }
     if (sync && *sync) {
         int m = ckpt_sync_mode_parse(sync);
         if (m < 0)
@@ -90,6 +95,7 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.sync_ms = o->sync_ms;
     so.sync_kb = o->sync_kb;
     so.tagidx_merge = o->tagidx_merge;
+    so.no_powerloss_guard = o->no_powerloss_guard;
     so.map_size = o->map_size;
     so.readonly = readonly;
     so.create = !readonly && create;

@@ -163,12 +163,18 @@ struct ckpt_store_opts {
      * pending, or once they waited sync_ms (docs/STORE.md, "The tag
      * index's delta"); 0: CKPT_TAGIDX_MERGE_DEFAULT */
     unsigned tagidx_merge;
+    /* interval and close modes: 1 turns off the power-loss guard (no
+     * pinned snapshot, no sync record, one fdatasync per sync instead of
+     * two): cheaper syncs and close, but after a power loss or an OS crash
+     * the store can fail to open or hold torn records (docs/STORE.md,
+     * "Power loss"). A process crash loses nothing either way. */
+    int no_powerloss_guard;
 };
 #define CKPT_TAGIDX_MERGE_DEFAULT 16384u
 #define CKPT_SYNC_KB_DEFAULT 64u
 #define CKPT_STORE_OPTS_INIT                                                    \
     {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
-     CKPT_SYNC_KB_DEFAULT, 0u}
+     CKPT_SYNC_KB_DEFAULT, 0u, 0}
 
 /* What meta says about a store (ckpt_store_info). */
 struct ckpt_store_info {

@@ -62,6 +62,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt_fs.h"
 #include "store_int.h"
 
 #define DUR_FILE "synced.rec"
@@ -264,10 +265,11 @@ static int establish(ckpt_store *st, int dfd, const uint8_t *meta, uint32_t psiz
                         psize);
 }
 
-int ckpt_durable_recover(ckpt_store *st, const char *data)
+static int recover(ckpt_store *st, const char *data)
 {
     struct ckpt_durable *d = &st->dur;
     const int rdonly = st->opts.readonly, fast = st->opts.sync_mode != CKPT_SYNC_EVERY;
+    const int guard = !st->opts.no_powerloss_guard;
     uint8_t buf[3 * SLOT], rec[SLOT], meta[2][PAGEHDR + CKPT_DUR_META];
     char path[4200], boot[BOOT_ID_LEN];
     struct stat ds;
@@ -275,10 +277,10 @@ int ckpt_durable_recover(ckpt_store *st, const char *data)
 
     snprintf(path, sizeof path, "%s/%s", st->path, DUR_FILE);
     memset(buf, 0, sizeof buf);
-    int fd = open(path, (rdonly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0600);
+    int fd = open(path, (rdonly ? O_RDONLY : O_RDWR | (guard ? O_CREAT : 0)) | O_CLOEXEC, 0600);
     /* a reader that cannot read it reads the store as it is (as before
-     * there was a record) */
-    if (fd < 0 && !rdonly)
+     * there was a record); so does an unguarded writer without one */
+    if (fd < 0 && !rdonly && (guard || errno != ENOENT))
         return ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s: cannot open the sync record",
                            path);
     if (fd >= 0 && pread(fd, buf, sizeof buf, 0) < 0) {
@@ -326,14 +328,14 @@ int ckpt_durable_recover(ckpt_store *st, const char *data)
          * metas all point at durable pages: nothing to roll back. A writer
          * records the state before it writes (in sync mode only over no
          * record). */
-        if (!rdonly && nmeta && (fast || !mine))
+        if (!rdonly && guard && nmeta && (fast || !mine))
             rc = establish(st, dfd, nmeta, psize);
         goto out;
     }
     const uint8_t *rmeta = rec + R_META;
     if (nmeta && get64(nmeta + M_TXNID) == d->txnid && memcmp(nmeta, rmeta, CKPT_DUR_META) == 0) {
         /* the last sync's state: nothing since, or a clean close */
-        if (!rdonly && !fast)
+        if (!rdonly && guard && !fast)
             rc = establish(st, dfd, nmeta, psize); /* into sync mode: ORDERED */
         goto out;
     }
@@ -346,7 +348,7 @@ int ckpt_durable_recover(ckpt_store *st, const char *data)
          * rolled back. A writer makes that state durable and records it
          * before its first commit: the pin it takes covers the newest
          * snapshot, not an older recorded one. */
-        if (!rdonly && nmeta)
+        if (!rdonly && guard && nmeta)
             rc = establish(st, dfd, nmeta, psize);
         goto out;
     }
@@ -378,7 +380,7 @@ int ckpt_durable_recover(ckpt_store *st, const char *data)
     }
     d->rolled_back = 1;
     d->rolled_from = from;
-    if (!fast)
+    if (!fast && guard)
         rc = establish(st, dfd, rmeta, psize); /* into sync mode: the roll-back durable, ORDERED */
 out:
     close(dfd);
@@ -386,6 +388,50 @@ out:
         return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: recording the synced state before "
                            "the first write (sync record %s)", data, DUR_FILE);
     return 0;
+}
+
+/* The guard is off (ckpt_store_opts.no_powerloss_guard): this writer
+ * keeps no pin and no record. A record a guarded writer left is stale from
+ * now on, and a guarded writer's open after the machine restarts would
+ * roll back to it: it goes, once what it protects (its snapshot, a
+ * roll-back just done, commits still in the page cache) is synced. */
+static int unguard(ckpt_store *st, const char *data)
+{
+    struct ckpt_durable *d = &st->dur;
+    char path[4200];
+    struct stat rs;
+    int rc = 0;
+    if (d->fd >= 0)
+        close(d->fd);
+    d->fd = -1;
+    d->sync_at_open = 0;
+    snprintf(path, sizeof path, "%s/%s", st->path, DUR_FILE);
+    if (stat(path, &rs) != 0)
+        return 0;
+    int dfd = open(data, O_RDWR | O_CLOEXEC);
+    if (dfd >= 0) {
+        if (fdatasync(dfd) != 0)
+            rc = errno;
+        close(dfd);
+    } else if (errno != ENOENT) {
+        rc = errno;
+    }
+    if (rc == 0 && unlink(path) != 0 && errno != ENOENT)
+        rc = errno;
+    if (rc == 0)
+        rc = ckpt_fs_fsync(st->path);
+    if (rc)
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: removing the sync record %s "
+                           "(PDC_CKPT_POWERLOSS_GUARD=off)", st->path, DUR_FILE);
+    return 0;
+}
+
+int ckpt_durable_recover(ckpt_store *st, const char *data)
+{
+    int rc = recover(st, data);
+    if (rc == 0 && !st->opts.readonly && st->opts.no_powerloss_guard)
+        rc = unguard(st, data);
+    return rc;
 }
 
 int ckpt_durable_begin(ckpt_store *st, struct ckpt_durable_tok *t)

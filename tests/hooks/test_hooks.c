@@ -1361,7 +1361,8 @@ static void test_readonly_handle_serves_lookups_and_refuses_mutations(void **sta
 
 static const char *const env_vars[] = {"PDC_TMPDIR", "PDC_CKPT_DIR", "PDC_CKPT_COMMIT_EVERY",
                                        "PDC_CKPT_COMMIT_MS", "PDC_CKPT_SYNC", "PDC_CKPT_SYNC_MS",
-                                       "PDC_CKPT_SYNC_KB", "PDC_CKPT_TAGIDX_MERGE"};
+                                       "PDC_CKPT_SYNC_KB", "PDC_CKPT_TAGIDX_MERGE",
+                                       "PDC_CKPT_POWERLOSS_GUARD"};
 
 static void clear_env(void)
 {
@@ -1395,6 +1396,7 @@ static void test_opts_from_env_parses_pdc_variables(void **state)
     assert_int_equal(o.sync_ms, 1000);
     assert_int_equal(o.sync_kb, CKPT_SYNC_KB_DEFAULT);
     assert_int_equal(o.tagidx_merge, 0);
+    assert_int_equal(o.no_powerloss_guard, 0);
 
     setenv("PDC_TMPDIR", "/scratch/pdc", 1);
     HTU_OK(ckpt_hooks_opts_from_env(&o, root, sizeof root));
@@ -1407,7 +1409,12 @@ static void test_opts_from_env_parses_pdc_variables(void **state)
     setenv("PDC_CKPT_SYNC_MS", "250", 1);
     setenv("PDC_CKPT_SYNC_KB", "0", 1);
     setenv("PDC_CKPT_TAGIDX_MERGE", "500", 1);
+    setenv("PDC_CKPT_POWERLOSS_GUARD", "off", 1);
     HTU_OK(ckpt_hooks_opts_from_env(&o, root, sizeof root));
+    assert_int_equal(o.no_powerloss_guard, 1);
+    setenv("PDC_CKPT_POWERLOSS_GUARD", "on", 1);
+    HTU_OK(ckpt_hooks_opts_from_env(&o, root, sizeof root));
+    assert_int_equal(o.no_powerloss_guard, 0);
     assert_int_equal(o.sync_kb, 0);
     assert_int_equal(o.tagidx_merge, 500);
     assert_string_equal(o.store_root, htu_fix(state)->root);
@@ -1469,6 +1476,7 @@ static void test_opts_from_env_rejects_bad_values(void **state)
     check_bad_env("PDC_CKPT_SYNC_MS", "ten");
     check_bad_env("PDC_CKPT_SYNC_KB", "1k");
     check_bad_env("PDC_CKPT_TAGIDX_MERGE", "-1");
+    check_bad_env("PDC_CKPT_POWERLOSS_GUARD", "no");
 
     /* NULL arguments and a root that does not fit */
     char root[64];

@@ -10,6 +10,8 @@
  * store, writes its share and closes it, except the last, which ends
  * without closing (ckpt_store_discard) when SESSIONS is negative. A short
  * sleep after each commit lets the background thread sync and merge.
+ * PDC_CKPT_POWERLOSS_GUARD=off runs it without the power-loss guard (to
+ * see what that risks: the test then fails on the images it corrupts).
  *
  * Markers in the shim's log (shim_mark):
  *   "pre" M   the next call may commit mutations up to M (before it)
@@ -69,6 +71,8 @@ int main(int argc, char **argv)
         o.sync_kb = 16;
         o.tagidx_merge = 200;
         o.map_size = (size_t)1 << 20; /* grows while the workload runs */
+        const char *guard = getenv("PDC_CKPT_POWERLOSS_GUARD");
+        o.no_powerloss_guard = guard != NULL && strcmp(guard, "off") == 0;
         mark(m.n, "pre");
         if (ckpt_store_open(&st, &o) != 0) {
             fprintf(stderr, "open: %s\n", ckpt_store_errmsg(NULL));

@@ -16,7 +16,9 @@
  *   - a machine crash right after a restart: back to the last close, the
  *     ids handed out by the restarted writer are not handed out again;
  *   - a restart after a process crash records the commits it found, so a
- *     machine crash later comes back to them.
+ *     machine crash later comes back to them;
+ *   - with the guard off, a writer rolls back what a guarded one left,
+ *     then keeps no record; a guarded writer records again.
  */
 #include "store_test_util.h"
 
@@ -239,6 +241,43 @@ static void test_clean_close_survives_a_restart(void **state)
     unsetenv("PDC_CKPT_TEST_BOOT_ID");
 }
 
+/* PDC_CKPT_POWERLOSS_GUARD=off (no_powerloss_guard): a writer first does
+ * the roll-back a guarded writer's crash calls for, makes it durable and
+ * removes the record, then keeps none; a guarded writer records again. */
+static void test_unguarded_writer_keeps_no_record(void **state)
+{
+    const char *root = stu_dir(state);
+    char rec[600];
+    ckpt_store *st;
+    snprintf(rec, sizeof rec, "%s/rank-0/synced.rec", root);
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    assert_true(tu_exists(rec));
+    crash_after_commit(root, CKPT_SYNC_CLOSE, 10, 20);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
+    o.no_powerloss_guard = 1;
+    st = stu_open(&o);
+    assert_holds(st, 10); /* rolled back to the last sync all the same */
+    assert_false(tu_exists(rec));
+    put_range(st, 10, 12);
+    stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+    assert_false(tu_exists(rec)); /* no record at a sync either */
+    stu_close(st);
+    assert_false(tu_exists(rec));
+    /* nothing recorded: a reader after another restart reads the store as
+     * it is (the risk the guard's absence takes) */
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-a-third-boot", 1);
+    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+    assert_holds(st, 12);
+    stu_close(st);
+    o.no_powerloss_guard = 0;
+    st = stu_open(&o);
+    assert_true(tu_exists(rec)); /* guarded again: recorded before the first write */
+    assert_holds(st, 12);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +292,8 @@ int main(void)
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_its_state,
                                         stu_setup, stu_teardown),
+        cmocka_unit_test_setup_teardown(test_unguarded_writer_keeps_no_record, stu_setup,
+                                        stu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

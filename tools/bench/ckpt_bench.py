@@ -36,11 +36,14 @@ CONFIGURED_NPFLAG = "@MPIEXEC_NUMPROC_FLAG@"
 
 METHODS = ["lmdb", "lmdb-raw", "fwrite", "bulki", "sqlite", "rocksdb"]
 # Not in "all": the lmdb method on a store created without record checksums
-# (format 3, PDC_CKPT_CHECKSUMS=0; docs/STORE.md "Record checksums"), to
-# measure what they cost against "lmdb" in the same invocation.
-EXTRA_METHODS = {"lmdb-nocsum": ("lmdb", {"PDC_CKPT_CHECKSUMS": "0"})}
+# (format 3, PDC_CKPT_CHECKSUMS=0; docs/STORE.md "Record checksums"), and
+# with the power-loss guard off (PDC_CKPT_POWERLOSS_GUARD=off; docs/STORE.md
+# "Power loss"), to measure what each costs against "lmdb" in the same
+# invocation.
+EXTRA_METHODS = {"lmdb-nocsum": ("lmdb", {"PDC_CKPT_CHECKSUMS": "0"}),
+                 "lmdb-noguard": ("lmdb", {"PDC_CKPT_POWERLOSS_GUARD": "off"})}
 HAS_MAP = {"lmdb": True, "lmdb-raw": True, "fwrite": False, "bulki": False, "sqlite": True,
-           "rocksdb": True, "lmdb-nocsum": True}
+           "rocksdb": True, "lmdb-nocsum": True, "lmdb-noguard": True}
 PHASES = ["workload_s", "close_s", "close_fsync_s", "restart_map_s", "restart_rebuild_s",
           "fsync_commit_s", "unmap_s"]
 
@@ -108,7 +111,8 @@ def parse_args(argv):
     ap.add_argument("--preset", choices=sorted(PRESETS))
     ap.add_argument("--methods", type=method_list, help="comma-separated (default: all): "
                     + ",".join(METHODS) + "; also lmdb-nocsum: lmdb with record checksums off "
-                    "(PDC_CKPT_CHECKSUMS=0)")
+                    "(PDC_CKPT_CHECKSUMS=0), lmdb-noguard: lmdb with the power-loss guard off "
+                    "(PDC_CKPT_POWERLOSS_GUARD=off)")
     ap.add_argument("--ranks", type=int_list, help="rank counts, e.g. 1,2,4 (default 1)")
     ap.add_argument("--objects", type=int_list, help="objects, total (or per rank with "
                     "--per-rank); a list runs several state sizes")
