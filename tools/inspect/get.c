@@ -292,7 +292,8 @@ static int obj_by_name(struct get_job *j, struct rank_ent *e, ckpt_rtxn *tx)
         rc = 0;
     if (s.bad)
         j->status = EXIT_FAIL;
-    qsort(s.id, s.n, sizeof *s.id, cmp_u64);
+    if (s.n > 1)
+        qsort(s.id, s.n, sizeof *s.id, cmp_u64);
     for (size_t i = 0; rc == 0 && i < s.n; i++) {
         struct ckpt_obj o;
         size_t off = 0;
