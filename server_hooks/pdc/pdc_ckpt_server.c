@@ -1127,7 +1127,11 @@ int PDC_ckpt_new_id(uint64_t *id)
     if (ckpt_g == NULL)
         return 0;
     if ((rc = ckpt_hook_new_id(ckpt_g, id)) != 0) {
-        ckpt_log("new id (answering id 0)", rc);
+        /* the create fails to the client (PDC answers id 0); not a
+         * commit failure of the batch, so other writes go on */
+        const char *msg = ckpt_hooks_errmsg(NULL);
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt new id (answering id 0): %s: %s\n",
+                pdc_server_rank_g, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
         *id = 0;
     }
     return 1;
