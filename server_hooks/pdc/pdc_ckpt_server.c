@@ -97,6 +97,17 @@ static void ckpt_log(const char *what, int rc)
     }
 }
 
+/* A lookup (map-form fault) that could not read a record: the record is
+ * not handed to PDC, so the lookup fails to the client. Logged with the
+ * store's reason (rank, database and key of a damaged record); writes are
+ * not refused for it (nothing failed to commit). */
+static void ckpt_log_lookup(const char *what, int rc)
+{
+    const char *msg = ckpt_hooks_errmsg(NULL);
+    fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s (not handed to PDC: the lookup fails)\n",
+            pdc_server_rank_g, what, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -243,12 +254,13 @@ static void region_to_ckpt(struct ckpt_region *c, uint64_t obj_id, const region_
 
 /* ---- filling PDC's tables (rebuild and faults; never calls a hook) ---- */
 
-static pdc_metadata_t *table_add_obj(const struct ckpt_obj *o)
+/* A new pdc_metadata_t holding o, not in PDC's table yet; NULL when out
+ * of memory. */
+static pdc_metadata_t *meta_from_ckpt(const struct ckpt_obj *o)
 {
     pdc_metadata_t *m = malloc(sizeof *m);
-    uint32_t *key = malloc(sizeof *key);
-    if (m == NULL || key == NULL)
-        goto fail;
+    if (m == NULL)
+        return NULL;
     PDC_metadata_init(m);
     m->obj_id = o->obj_id;
     m->cont_id = o->cont_id;
@@ -268,45 +280,114 @@ static pdc_metadata_t *table_add_obj(const struct ckpt_obj *o)
     m->ndim = o->ndim;
     for (uint32_t i = 0; i < o->ndim && i < DIM_MAX; i++)
         m->dims[i] = o->dims[i];
+    return m;
+}
 
+/* m into PDC's object table (its name's bucket); -1 when out of memory. */
+static int table_insert_obj(pdc_metadata_t *m)
+{
+    uint32_t *key = malloc(sizeof *key);
+    if (key == NULL)
+        return -1;
     *key = PDC_get_hash_by_name(m->obj_name);
     pdc_hash_table_entry_head *head = hash_table_lookup(metadata_hash_table_g, key);
     if (head == NULL) {
-        if ((head = calloc(1, sizeof *head)) == NULL)
-            goto fail;
+        if ((head = calloc(1, sizeof *head)) == NULL) {
+            free(key);
+            return -1;
+        }
         if (PDC_Server_hash_table_list_init(head, key) != SUCCEED) {
             free(head);
-            goto fail;
+            free(key);
+            return -1;
         }
         key = NULL; /* owned by the table now */
     }
     PDC_Server_hash_table_list_insert(head, m);
     free(key);
     n_metadata_g++;
+    return 0;
+}
+
+static pdc_metadata_t *table_add_obj(const struct ckpt_obj *o)
+{
+    pdc_metadata_t *m = meta_from_ckpt(o);
+    if (m != NULL && table_insert_obj(m) != 0) {
+        free(m);
+        m = NULL;
+    }
     return m;
-fail:
+}
+
+static void kvtags_free(pdc_kvtag_list_t **head)
+{
+    pdc_kvtag_list_t *t, *tmp;
+    DL_FOREACH_SAFE(*head, t, tmp)
+    {
+        DL_DELETE(*head, t);
+        PDC_free_kvtag(&t->kvtag);
+        free(t);
+    }
+}
+
+/* An object or container that failed to fault in completely (a damaged
+ * kvtag, region or member record): freed, never handed to PDC. */
+static void meta_free(pdc_metadata_t *m)
+{
+    region_list_t *r, *tmp;
+    kvtags_free(&m->kvtag_list_head);
+    DL_FOREACH_SAFE(m->storage_region_list_head, r, tmp)
+    {
+        DL_DELETE(m->storage_region_list_head, r);
+        if (r->region_hist != NULL) {
+            free(r->region_hist->range);
+            free(r->region_hist->bin);
+            free(r->region_hist);
+        }
+        free(r);
+    }
     free(m);
-    free(key);
-    return NULL;
+}
+
+static pdc_cont_hash_table_entry_t *cont_from_ckpt(const struct ckpt_cont *c)
+{
+    pdc_cont_hash_table_entry_t *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    e->cont_id = c->cont_id;
+    copy_str(e->cont_name, sizeof e->cont_name, c->cont_name);
+    copy_str(e->tags, sizeof e->tags, c->tags);
+    return e;
+}
+
+static int table_insert_cont(pdc_cont_hash_table_entry_t *e)
+{
+    uint32_t *key = malloc(sizeof *key);
+    if (key == NULL)
+        return -1;
+    *key = PDC_get_hash_by_name(e->cont_name);
+    if (hash_table_insert(container_hash_table_g, key, e) != 1) {
+        free(key);
+        return -1;
+    }
+    return 0;
 }
 
 static pdc_cont_hash_table_entry_t *table_add_cont(const struct ckpt_cont *c)
 {
-    pdc_cont_hash_table_entry_t *e = calloc(1, sizeof *e);
-    uint32_t *key = malloc(sizeof *key);
-    if (e == NULL || key == NULL)
-        goto fail;
-    e->cont_id = c->cont_id;
-    copy_str(e->cont_name, sizeof e->cont_name, c->cont_name);
-    copy_str(e->tags, sizeof e->tags, c->tags);
-    *key = PDC_get_hash_by_name(e->cont_name);
-    if (hash_table_insert(container_hash_table_g, key, e) != 1)
-        goto fail;
+    pdc_cont_hash_table_entry_t *e = cont_from_ckpt(c);
+    if (e != NULL && table_insert_cont(e) != 0) {
+        free(e);
+        e = NULL;
+    }
     return e;
-fail:
+}
+
+static void cont_free(pdc_cont_hash_table_entry_t *e)
+{
+    kvtags_free(&e->kvtag_list_head);
+    free(e->obj_ids);
     free(e);
-    free(key);
-    return NULL;
 }
 
 static int list_add_kvtag(pdc_kvtag_list_t **head, const struct ckpt_kvtag *t)
@@ -464,7 +545,11 @@ static int fault_region_cb(const struct ckpt_region *c, void *p)
     return meta_add_region(p, c) ? CKPT_E_NOMEM : 0;
 }
 
-/* Fault `id` in within read `r`, unless PDC already has it. */
+/* Fault `id` in within read `r`, unless PDC already has it. The record
+ * goes into PDC's table only whole, with all its kvtags and regions (or
+ * members): one that cannot be read completely (a damaged record,
+ * CKPT_E_CORRUPT) is never handed to PDC, so the lookup fails to the
+ * client instead of answering a part. */
 static int fault_in(ckpt_hooks_read *r, uint64_t id)
 {
     struct ckpt_obj o;
@@ -474,21 +559,29 @@ static int fault_in(ckpt_hooks_read *r, uint64_t id)
         return 0;
     mark_seen(id);
     if ((rc = ckpt_hooks_get_obj(&o, r, id)) == 0) {
-        pdc_metadata_t *m = table_add_obj(&o);
+        pdc_metadata_t *m = meta_from_ckpt(&o);
         if (m == NULL)
             return CKPT_E_NOMEM;
         if ((rc = ckpt_hooks_foreach_kvtag(r, id, fault_tag_cb, &m->kvtag_list_head)) == 0)
             rc = ckpt_hooks_foreach_region(r, id, fault_region_cb, m);
+        if (rc == 0 && table_insert_obj(m) != 0)
+            rc = CKPT_E_NOMEM;
+        if (rc != 0)
+            meta_free(m);
         return rc;
     }
     if (rc != CKPT_E_NOTFOUND)
         return rc;
     if ((rc = ckpt_hooks_get_cont(&c, r, id)) == 0) {
-        pdc_cont_hash_table_entry_t *e = table_add_cont(&c);
+        pdc_cont_hash_table_entry_t *e = cont_from_ckpt(&c);
         if (e == NULL)
             return CKPT_E_NOMEM;
         if ((rc = ckpt_hooks_foreach_kvtag(r, id, fault_tag_cb, &e->kvtag_list_head)) == 0)
             rc = ckpt_hooks_foreach_member(r, id, fault_member_cb, e);
+        if (rc == 0 && table_insert_cont(e) != 0)
+            rc = CKPT_E_NOMEM;
+        if (rc != 0)
+            cont_free(e);
         return rc;
     }
     return rc == CKPT_E_NOTFOUND ? 0 : rc;
@@ -500,7 +593,7 @@ static int fault_begin(ckpt_hooks_read **r)
     if (ckpt_g == NULL || !map_mode_g || all_faulted_g)
         return 0;
     if ((rc = ckpt_hooks_read_begin(r, ckpt_g)) != 0) {
-        ckpt_log("fault: read_begin", rc);
+        ckpt_log_lookup("fault: read_begin", rc);
         return 0;
     }
     return 1;
@@ -513,7 +606,7 @@ void PDC_ckpt_fault_id(uint64_t id)
     if (id_find(&seen_g, id) != NULL || !fault_begin(&r))
         return;
     if ((rc = fault_in(r, id)) != 0)
-        ckpt_log("fault in by id", rc);
+        ckpt_log_lookup("fault in by id", rc);
     ckpt_hooks_read_end(r);
 }
 
@@ -571,7 +664,7 @@ void PDC_ckpt_fault_obj_name(const char *name, int32_t time_step)
             rc = fault_in(r, v.id[i]);
     }
     if (rc != 0 && rc != CKPT_E_NOTFOUND)
-        ckpt_log("fault in by object name", rc);
+        ckpt_log_lookup("fault in by object name", rc);
     ckpt_hooks_read_end(r);
     free(v.id);
 }
@@ -586,7 +679,7 @@ void PDC_ckpt_fault_cont_name(const char *name)
     if ((rc = ckpt_hooks_get_cont_by_name(&c, r, name)) == 0)
         rc = fault_in(r, c.cont_id);
     if (rc != 0 && rc != CKPT_E_NOTFOUND)
-        ckpt_log("fault in by container name", rc);
+        ckpt_log_lookup("fault in by container name", rc);
     ckpt_hooks_read_end(r);
 }
 
@@ -607,7 +700,7 @@ void PDC_ckpt_fault_all(void)
         id_free(&seen_g);
     }
     else
-        ckpt_log("fault in everything", rc);
+        ckpt_log_lookup("fault in everything", rc);
     ckpt_hooks_read_end(r);
 }
 
@@ -1034,7 +1127,11 @@ int PDC_ckpt_new_id(uint64_t *id)
     if (ckpt_g == NULL)
         return 0;
     if ((rc = ckpt_hook_new_id(ckpt_g, id)) != 0) {
-        ckpt_log("new id (answering id 0)", rc);
+        /* the create fails to the client (PDC answers id 0); not a
+         * commit failure of the batch, so other writes go on */
+        const char *msg = ckpt_hooks_errmsg(NULL);
+        fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt new id (answering id 0): %s: %s\n",
+                pdc_server_rank_g, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
         *id = 0;
     }
     return 1;

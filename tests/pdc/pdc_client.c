@@ -49,6 +49,21 @@
  *   bench-lookup --name OBJ --tag TAG
  *       the first lookup after a restart: PDCobj_open + PDCobj_get_tag,
  *       timed after PDCinit.
+ *   dmg-write --objects N / dmg-read --objects N --bad I[,J...]
+ *       objects z<i> with app name "zapp-<i>" and kvtag zt = "zval-<i>"
+ *       (the last with region data); after a restart over a store whose
+ *       records of the listed objects were damaged, those fail to open and
+ *       every other opens with its kvtag.
+ *   id-create --count N / id-read --count N
+ *       container ic and objects io<k> until a create fails, then
+ *       container icx; prints how many were created. id-read opens io<k>.
+ *   xfer-write [--first F] --objects N --part dynamic|local / xfer-read
+ *       objects v<i> with a dynamic or local transfer region type (PDC's
+ *       transfer-request table), written in blocks, read back.
+ *   rfull-write [--name OBJ] --count MAX --ack FILE / rfull-more / rfull-check
+ *       64 KiB chunks of OBJ until a write is refused (full file system),
+ *       then three more refused and reads going on; one more once space is
+ *       back; after a restart every acknowledged chunk reads back.
  *
  * Each check prints "PASS: ..." or "FAIL: ..."; the exit status is 1 when a
  * check failed, 2 on bad usage, 0 otherwise.
@@ -60,8 +75,9 @@
  *   anything else fails. How many came back as 0 is printed.
  * - a get of a missing kvtag returns SUCCEED with size 0 and a NULL value;
  *   that is how "absent" is recognised.
- * - PDCobj_open of a missing name crashes the client, so deleted objects are
- *   probed with PDCobj_create (which returns 0 for a name that exists).
+ * - PDCobj_open of a missing name crashed the client (the patch fixes it:
+ *   it returns 0); deleted objects are still probed with PDCobj_create
+ *   (which returns 0 for a name that exists).
  * - PDCcont_get_objids is not implemented, so memberships are checked in the
  *   store by the test scripts (ckpt-inspect), not here. */
 #include <errno.h>
@@ -1154,6 +1170,394 @@ done:
     return failures ? 1 : 0;
 }
 
+/* ---- a damaged record (dmg-write / dmg-read) ----
+ * Container "zc" and objects z<i> (PDC_INT, 256), each with app name
+ * "zapp-<i>" (a string only its object record holds, where the test flips
+ * a bit) and kvtag "zt" = "zval-<i>" (PDC_STRING, a string only that kvtag
+ * record holds); the last object's data is written (region transfer), so
+ * the store holds one data region record, whose storage path names the
+ * object. */
+static int cmd_dmg_write(int nobj)
+{
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("zc", cprop);
+    CHECK(cont != 0, "PDCcont_create(zc)");
+    for (int i = 0; cont != 0 && i < nobj; i++) {
+        char n[MAX_NAME], app[MAX_NAME], v[MAX_NAME];
+        snprintf(n, sizeof n, "z%d", i);
+        snprintf(app, sizeof app, "zapp-%d", i);
+        snprintf(v, sizeof v, "zval-%d", i);
+        uint64_t dims[1] = {256}, off[1] = {0};
+        int32_t data[256];
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        PDCprop_set_obj_app_name(prop, app);
+        PDCprop_set_obj_type(prop, PDC_INT);
+        PDCprop_set_obj_dims(prop, 1, dims);
+        pdcid_t o = PDCobj_create(cont, n, prop);
+        PDCprop_close(prop);
+        CHECK(o != 0, "PDCobj_create(%s)", n);
+        if (o == 0)
+            continue;
+        CHECK(PDCobj_put_tag(o, "zt", v, PDC_STRING, strlen(v) + 1) == SUCCEED, "put %s/zt", n);
+        if (i == nobj - 1) { /* the last one has region data: a data region record */
+            for (int k = 0; k < 256; k++)
+                data[k] = i * 1000 + k;
+            CHECK(region_xfer(data, PDC_WRITE, o, 1, off, dims), "write %s's data", n);
+        }
+        PDCobj_close(o);
+    }
+done:
+    if (cont != 0)
+        PDCcont_close(cont);
+    if (cprop != 0)
+        PDCprop_close(cprop);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("dmg-write: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* After a restart from a store with damaged records: every z<i> whose
+ * number is in `bad` (a comma list) must fail to open (PDCobj_open returns
+ * 0); every other opens and its kvtag reads back exactly. The bad ones
+ * are tried first, so the good ones are read after the failures. */
+static int in_list(const char *list, int i)
+{
+    const char *p = list;
+    while (p != NULL && *p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            return 0;
+        if (v == i)
+            return 1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int cmd_dmg_read(int nobj, const char *bad)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    int refused = 0, good = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nobj; i++) {
+            char n[MAX_NAME], v[MAX_NAME];
+            if (in_list(bad, i) != (pass == 0))
+                continue;
+            snprintf(n, sizeof n, "z%d", i);
+            snprintf(v, sizeof v, "zval-%d", i);
+            pdcid_t o = PDCobj_open(n, pdc);
+            if (pass == 0) {
+                CHECK(o == 0, "PDCobj_open(%s) of a damaged record succeeded", n);
+                refused += o == 0;
+                if (o != 0)
+                    PDCobj_close(o);
+                continue;
+            }
+            CHECK(o != 0, "PDCobj_open(%s)", n);
+            if (o == 0)
+                continue;
+            void *value = NULL;
+            pdc_var_type_t type;
+            psize_t size = 0;
+            int ok = PDCobj_get_tag(o, "zt", &value, &type, &size) == SUCCEED &&
+                     size == strlen(v) + 1 && value != NULL && memcmp(value, v, size) == 0;
+            CHECK(ok, "%s/zt: absent or wrong", n);
+            good += ok;
+            free(value);
+            PDCobj_close(o);
+        }
+    printf("dmg-read: %d damaged object(s) refused, %d read back\n", refused, good);
+done:
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("dmg-read: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* ---- the store has no id to give (id-create / id-read) ----
+ * Container "ic", then objects io0, io1, ... in it, until a create fails
+ * (at most `count`); then container "icx" is created. Prints "id-create:
+ * objects K, container ic ok|refused, container icx ok|refused"; the test
+ * compares them with the ids the store had left. A failed create must
+ * return 0 (PDC: no id), never an object. */
+static int cmd_id_create(long count)
+{
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, cx = 0;
+    long k = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("ic", cprop);
+    for (; cont != 0 && k < count; k++) {
+        char n[MAX_NAME];
+        snprintf(n, sizeof n, "io%ld", k);
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        pdcid_t o = PDCobj_create(cont, n, prop);
+        PDCprop_close(prop);
+        if (o == 0)
+            break;
+        PDCobj_close(o);
+    }
+    cx = PDCcont_create("icx", cprop);
+    printf("id-create: objects %ld, container ic %s, container icx %s\n", k,
+           cont ? "ok" : "refused", cx ? "ok" : "refused");
+    fflush(stdout);
+done:
+    /* PDCclose after a failed create crashes PDC's client (see the top):
+     * leave without it */
+    printf("id-create: %d check(s) passed, %d failed\n", passes, failures);
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
+}
+
+/* After a restart: io0 .. io<count-1> open by name. */
+static int cmd_id_read(long count)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    CHECK(pdc != 0, "PDCinit");
+    for (long k = 0; pdc != 0 && k < count; k++) {
+        char n[MAX_NAME];
+        snprintf(n, sizeof n, "io%ld", k);
+        pdcid_t o = PDCobj_open(n, pdc);
+        CHECK(o != 0, "PDCobj_open(%s)", n);
+        if (o != 0)
+            PDCobj_close(o);
+    }
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("id-read: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* ---- PDC's transfer-request table (xfer-write / xfer-read) ----
+ * Objects v<i> (PDC_INT, XF_N) whose transfer region type is
+ * PDC_REGION_DYNAMIC or PDC_REGION_LOCAL: their region transfers go
+ * through PDCregion_transfer_start_all, which registers each written
+ * region with the object's metadata server
+ * (transfer_request_metadata_query_parse: the transfer-request table,
+ * records `x` in the store) and asks it on a read which data server holds
+ * which part. Written in XF_PARTS blocks, read back whole and across two
+ * blocks. */
+enum { XF_N = 4096, XF_PARTS = 4 };
+
+static int32_t xf_val(int i, uint64_t k)
+{
+    return (int32_t)(i * 50021 + (int32_t)k * 13 - 7);
+}
+
+static int xf_part(const char *part)
+{
+    if (part != NULL && strcmp(part, "dynamic") == 0)
+        return PDC_REGION_DYNAMIC;
+    if (part != NULL && strcmp(part, "local") == 0)
+        return PDC_REGION_LOCAL;
+    return -1;
+}
+
+static void xf_check(pdcid_t o, int i, const char *when)
+{
+    static int32_t b[XF_N], want[XF_N];
+    uint64_t off[1] = {0}, len[1] = {XF_N};
+    for (uint64_t k = 0; k < XF_N; k++)
+        want[k] = xf_val(i, k);
+    memset(b, 0, sizeof b);
+    CHECK(region_xfer(b, PDC_READ, o, 1, off, len), "%s: read v%d", when, i);
+    CHECK(memcmp(b, want, sizeof b) == 0, "%s: v%d: the bytes read differ from those written", when,
+          i);
+    off[0] = XF_N / XF_PARTS - 10;
+    len[0] = 20;
+    memset(b, 0, sizeof b);
+    CHECK(region_xfer(b, PDC_READ, o, 1, off, len), "%s: read v%d across two blocks", when, i);
+    CHECK(memcmp(b, want + off[0], 20 * sizeof *b) == 0, "%s: v%d [%d, %d): the bytes read differ",
+          when, i, (int)off[0], (int)(off[0] + 20));
+}
+
+static int cmd_xfer_write(int first, int nobj, const char *part)
+{
+    static int32_t b[XF_N];
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
+    CHECK(pdc != 0, "PDCinit");
+    if (pdc == 0)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("xc", cprop);
+    CHECK(cont != 0, "PDCcont_create(xc)");
+    for (int i = first; cont != 0 && i < first + nobj; i++) {
+        char n[MAX_NAME];
+        uint64_t dims[1] = {XF_N};
+        snprintf(n, sizeof n, "v%d", i);
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        PDCprop_set_obj_type(prop, PDC_INT);
+        PDCprop_set_obj_dims(prop, 1, dims);
+        CHECK(PDCprop_set_obj_transfer_region_type(prop, (pdc_region_partition_t)xf_part(part)) ==
+                  SUCCEED,
+              "set transfer region type %s", part);
+        pdcid_t o = PDCobj_create(cont, n, prop);
+        PDCprop_close(prop);
+        CHECK(o != 0, "PDCobj_create(%s)", n);
+        if (o == 0)
+            continue;
+        for (uint64_t k = 0; k < XF_N; k++)
+            b[k] = xf_val(i, k);
+        for (int q = 0; q < XF_PARTS; q++) {
+            uint64_t off[1] = {(uint64_t)q * XF_N / XF_PARTS}, len[1] = {XF_N / XF_PARTS};
+            CHECK(region_xfer(b + off[0], PDC_WRITE, o, 1, off, len), "write %s block %d", n, q);
+        }
+        xf_check(o, i, "before close");
+        PDCobj_close(o);
+    }
+done:
+    if (cont != 0)
+        PDCcont_close(cont);
+    if (cprop != 0)
+        PDCprop_close(cprop);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("xfer-write: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+static int cmd_xfer_read(int nobj)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    CHECK(pdc != 0, "PDCinit");
+    for (int i = 0; pdc != 0 && i < nobj; i++) {
+        char n[MAX_NAME];
+        snprintf(n, sizeof n, "v%d", i);
+        pdcid_t o = PDCobj_open(n, pdc);
+        CHECK(o != 0, "PDCobj_open(%s)", n);
+        if (o == 0)
+            continue;
+        xf_check(o, i, "after restart");
+        PDCobj_close(o);
+    }
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("xfer-read: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* ---- region data on a full file system (rfull-write / rfull-more /
+ * rfull-check) ----
+ * Object OBJ (default "w"; container "wc", PDC_INT, RF_CHUNKS x RF_CHUNK) is written
+ * one chunk (region [k * RF_CHUNK, (k + 1) * RF_CHUNK)) at a time; the
+ * value of element e is rf_val(e). */
+enum { RF_CHUNK = 16384, RF_CHUNKS = 4096 };
+
+static int32_t rf_val(uint64_t e)
+{
+    return (int32_t)(e * 2654435761u + 17);
+}
+
+static int rf_chunk(pdcid_t o, long k, pdc_access_t access, const char *when)
+{
+    static int32_t b[RF_CHUNK];
+    uint64_t off[1] = {(uint64_t)k * RF_CHUNK}, len[1] = {RF_CHUNK};
+    for (uint64_t e = 0; e < RF_CHUNK; e++)
+        b[e] = access == PDC_WRITE ? rf_val(off[0] + e) : 0;
+    int ok = region_xfer(b, access, o, 1, off, len);
+    if (access == PDC_READ) {
+        for (uint64_t e = 0; ok && e < RF_CHUNK; e++)
+            ok = b[e] == rf_val(off[0] + e);
+        CHECK(ok, "%s: chunk %ld: read failed or the bytes differ", when, k);
+    }
+    return ok;
+}
+
+/* Write chunks 0, 1, ... until one is refused (at most `count`), append
+ * each acknowledged k to `ackpath`; then three more writes must be
+ * refused too, and reads of chunk 0 and of the last acknowledged chunk go
+ * on. Prints "rfull-write: acked A". */
+static int cmd_rfull_write(const char *name, long count, const char *ackpath)
+{
+    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, obj = 0;
+    long acked = 0;
+    FILE *ack = fopen(ackpath, "w");
+    CHECK(pdc != 0 && ack != NULL, "PDCinit, %s", ackpath);
+    if (pdc == 0 || ack == NULL)
+        goto done;
+    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cont = PDCcont_create("wc", cprop);
+    uint64_t dims[1] = {(uint64_t)RF_CHUNKS * RF_CHUNK};
+    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    PDCprop_set_obj_type(prop, PDC_INT);
+    PDCprop_set_obj_dims(prop, 1, dims);
+    obj = cont != 0 ? PDCobj_create(cont, name, prop) : 0;
+    PDCprop_close(prop);
+    CHECK(obj != 0, "create wc/%s", name);
+    if (obj == 0)
+        goto done;
+    while (acked < count && acked < RF_CHUNKS && rf_chunk(obj, acked, PDC_WRITE, "")) {
+        fprintf(ack, "%ld\n", acked);
+        fflush(ack);
+        acked++;
+    }
+    printf("rfull-write: acked %ld\n", acked);
+    CHECK(acked < count, "no write was refused in %ld writes", count);
+    if (acked == count || acked == 0)
+        goto done;
+    for (int t = 0; t < 3; t++)
+        CHECK(!rf_chunk(obj, acked + t, PDC_WRITE, ""), "write of chunk %ld after a refused one "
+                                                         "succeeded",
+              acked + t);
+    rf_chunk(obj, 0, PDC_READ, "disk full");
+    rf_chunk(obj, acked - 1, PDC_READ, "disk full");
+done:
+    if (ack != NULL)
+        fclose(ack);
+    if (obj != 0)
+        PDCobj_close(obj);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("rfull-write: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* Space is back: chunk `acked` is written and reads back. */
+static int cmd_rfull_more(const char *name, long acked)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t obj = pdc != 0 ? PDCobj_open(name, pdc) : 0;
+    CHECK(obj != 0, "PDCobj_open(%s)", name);
+    if (obj != 0) {
+        CHECK(rf_chunk(obj, acked, PDC_WRITE, ""), "write chunk %ld once space is back", acked);
+        rf_chunk(obj, acked, PDC_READ, "space back");
+        PDCobj_close(obj);
+    }
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("rfull-more: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
+/* After a restart: chunks 0 .. acked-1 read back byte for byte. */
+static int cmd_rfull_check(const char *name, long acked)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t obj = pdc != 0 ? PDCobj_open(name, pdc) : 0;
+    long ok = 0;
+    CHECK(obj != 0, "PDCobj_open(%s)", name);
+    for (long k = 0; obj != 0 && k < acked; k++)
+        ok += rf_chunk(obj, k, PDC_READ, "after restart");
+    printf("rfull-check: %ld of %ld acknowledged chunks read back\n", ok, acked);
+    if (obj != 0)
+        PDCobj_close(obj);
+    if (pdc != 0)
+        PDCclose(pdc);
+    printf("rfull-check: %d check(s) passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}
+
 /* ---- benchmark clients ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -1258,7 +1662,16 @@ static void usage(void)
             "       pdc-ckpt-client split-write --objects N\n"
             "       pdc-ckpt-client split-read --objects N\n"
             "       pdc-ckpt-client bench-write --objects N --tags T [--cont NAME]\n"
-            "       pdc-ckpt-client bench-lookup --name OBJ --tag TAG\n");
+            "       pdc-ckpt-client bench-lookup --name OBJ --tag TAG\n"
+            "       pdc-ckpt-client dmg-write --objects N\n"
+            "       pdc-ckpt-client dmg-read --objects N --bad I[,J...]\n"
+            "       pdc-ckpt-client id-create --count N\n"
+            "       pdc-ckpt-client id-read --count N\n"
+            "       pdc-ckpt-client xfer-write [--first F] --objects N --part dynamic|local\n"
+            "       pdc-ckpt-client xfer-read --objects N\n"
+            "       pdc-ckpt-client rfull-write [--name OBJ] --count MAX --ack FILE\n"
+            "       pdc-ckpt-client rfull-more [--name OBJ] --acked A\n"
+            "       pdc-ckpt-client rfull-check [--name OBJ] --acked A\n");
 }
 
 static int parse_long(const char *s, long *out)
@@ -1275,8 +1688,9 @@ static int parse_long(const char *s, long *out)
 int main(int argc, char **argv)
 {
     long objects = -1, tags = -1, count = -1, pause_after = -1, acked = -1, round = -1, dart = 1;
+    long first = -1;
     const char *manifest = NULL, *newname = NULL, *ack = NULL, *name = NULL, *tag = NULL;
-    const char *cont = "bc";
+    const char *cont = "bc", *bad = NULL, *part = NULL;
     if (argc < 2) {
         usage();
         return 2;
@@ -1293,7 +1707,8 @@ int main(int argc, char **argv)
                     {"--new", NULL, &newname},     {"--ack", NULL, &ack},
                     {"--name", NULL, &name},       {"--tag", NULL, &tag},
                     {"--cont", NULL, &cont},       {"--round", &round, NULL},
-                    {"--dart", &dart, NULL}};
+                    {"--dart", &dart, NULL},       {"--bad", NULL, &bad},
+                    {"--part", NULL, &part},       {"--first", &first, NULL}};
         long *num = NULL;
         const char **str = NULL;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++)
@@ -1340,6 +1755,24 @@ int main(int argc, char **argv)
         return cmd_bench_write((int)objects, (int)tags, cont);
     if (strcmp(cmd, "bench-lookup") == 0 && name && tag)
         return cmd_bench_lookup(name, tag);
+    if (strcmp(cmd, "dmg-write") == 0 && objects > 0)
+        return cmd_dmg_write((int)objects);
+    if (strcmp(cmd, "dmg-read") == 0 && objects > 0 && bad)
+        return cmd_dmg_read((int)objects, bad);
+    if (strcmp(cmd, "id-create") == 0 && count > 0)
+        return cmd_id_create(count);
+    if (strcmp(cmd, "id-read") == 0 && count >= 0)
+        return cmd_id_read(count);
+    if (strcmp(cmd, "xfer-write") == 0 && objects > 0 && xf_part(part) >= 0)
+        return cmd_xfer_write(first < 0 ? 0 : (int)first, (int)objects, part);
+    if (strcmp(cmd, "xfer-read") == 0 && objects > 0)
+        return cmd_xfer_read((int)objects);
+    if (strcmp(cmd, "rfull-write") == 0 && count > 0 && ack)
+        return cmd_rfull_write(name ? name : "w", count, ack);
+    if (strcmp(cmd, "rfull-more") == 0 && acked >= 0)
+        return cmd_rfull_more(name ? name : "w", acked);
+    if (strcmp(cmd, "rfull-check") == 0 && acked >= 0)
+        return cmd_rfull_check(name ? name : "w", acked);
     usage();
     return 2;
 }

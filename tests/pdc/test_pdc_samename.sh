@@ -5,7 +5,8 @@
 # `obj_tags` creates o1_0 and o2_0 again (PDC's default app name: PDC tells
 # them apart by app name, PDC_metadata_cmp) and tags them; close_server;
 # the store verifies clean and records both objects of each shared name
-# (same-name entries in pdc_server); then restart (MODE: map or rebuild)
+# (same-name entries in pdc_server), and `ckpt-inspect get --name` shows
+# both objects of each name, in creation order; then restart (MODE: map or rebuild)
 # and `region_transfer_read_only` opens o1_0, o2_0, o3_0 by name and reads
 # the data back: PDC answers a name with the first object created, so must
 # the restarted server. Then once more, the other way round after a second
@@ -48,6 +49,22 @@ pdc_close
 "$inspect" verify "$store" | tee "$PDC_WORK/verify.out"
 grep -q "share their name and time step" "$PDC_WORK/verify.out" ||
     { echo "FAIL: verify does not report the same-name objects"; exit 1; }
+# ckpt-inspect get --name shows both objects of each shared name, in
+# creation order (region_transfer_write_only's first: app DataServerTest)
+for nm in o1_0 o2_0; do
+    "$inspect" get "$store" --name "$nm" --json >"$PDC_WORK/get-$nm.out" 2>"$PDC_WORK/get-$nm.err" ||
+        { echo "FAIL: ckpt-inspect get --name $nm exited $?"; exit 1; }
+    python3 - "$PDC_WORK/get-$nm.out" "$nm" <<'PY' || exit 1
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ids = [d["id"] for d in docs]
+apps = [d["object"]["app_name"] for d in docs]
+names = {d["object"]["obj_name"] for d in docs}
+if len(docs) != 2 or ids != sorted(ids) or names != {sys.argv[2]} or apps[0] != "DataServerTest" or apps[1] == apps[0]:
+    sys.exit("FAIL: get --name %s: ids %s, apps %s" % (sys.argv[2], ids, apps))
+print("ok: get --name %s: objects %s, apps %s" % (sys.argv[2], ids, apps))
+PY
+done
 ns=$("$inspect" dump "$store" --db pdc_server --prefix n | wc -l)
 [ "$ns" -eq 4 ] || { echo "FAIL: $ns same-name entries, expected 4 (o1_0 and o2_0, twice each)"; exit 1; }
 

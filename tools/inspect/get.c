@@ -131,9 +131,12 @@ struct get_job {
     uint64_t id;
     const char *name;
     int32_t ts;
-    /* what was found */
+    /* what was found: objects (docs[k] with container cont[k]); a
+     * container by id into out (status 1) */
     json_object *out;
-    uint64_t cont_id;
+    json_object **docs;
+    uint64_t *cont;
+    size_t ndocs;
     int status;
     int failed;
 };
@@ -174,7 +177,142 @@ static void cont_try(void *p)
     ckpt_rtxn_end(tx);
 }
 
-/* Object (by id or name) on order[i]: the whole answer into job->out. */
+/* Object `id` (record v) of rank e as {"rank","id","object","kvtags",
+ * "regions"} appended to j->docs; its container id to j->cont. A record,
+ * kvtag or region that does not decode sets j->status to EXIT_FAIL. */
+static void obj_doc(struct get_job *j, struct rank_ent *e, ckpt_rtxn *tx, uint64_t id,
+                    const ckpt_val *v)
+{
+    struct ckpt_obj o;
+    size_t off = 0;
+    char err[256];
+    json_object **docs = realloc(j->docs, (j->ndocs + 1) * sizeof *docs);
+    uint64_t *cont = docs ? realloc(j->cont, (j->ndocs + 1) * sizeof *cont) : NULL;
+    if (docs)
+        j->docs = docs;
+    if (cont)
+        j->cont = cont;
+    if (docs == NULL || cont == NULL) {
+        errp(ckpt_store_path(e->st), "%s", strerror(ENOMEM));
+        j->failed++;
+        return;
+    }
+    json_object *out = json_object_new_object();
+    j->docs[j->ndocs] = out;
+    j->cont[j->ndocs] = 0;
+    json_object_object_add(out, "rank", jnum_i64(e->rank));
+    json_object_object_add(out, "id", jnum_u64(id));
+    if (ckpt_rec_obj_decode(&o, v->data, v->len, &off) == 0) {
+        json_object_object_add(out, "object", obj_json(&o));
+        j->cont[j->ndocs] = o.cont_id;
+    } else {
+        record_error(err, sizeof err, CKPT_DB_OBJ, v->data, v->len);
+        errp(ckpt_store_path(e->st), "object %llu: %s", (unsigned long long)id, err);
+        json_object_object_add(out, "object", NULL);
+        json_object_object_add(out, "error", bulki_json_str(err));
+        j->status = EXIT_FAIL;
+    }
+    j->ndocs++;
+    const char *rp = ckpt_store_path(e->st);
+    struct list_ctx tags = {rp, json_object_new_array(), e->rank, CKPT_DB_KVTAG, 0};
+    struct list_ctx regs = {rp, json_object_new_array(), e->rank, CKPT_DB_REGION, 0};
+    int r1 = ckpt_iter_kvtags(tx, id, add_record, &tags);
+    int r2 = ckpt_iter_regions(tx, id, add_record, &regs);
+    json_object_object_add(out, "kvtags", tags.arr);
+    json_object_object_add(out, "regions", regs.arr);
+    if (r1 < 0 || r2 < 0) {
+        err_store(j->root->path, r1 < 0 ? r1 : r2);
+        j->status = EXIT_FAIL;
+    }
+    if (tags.bad || regs.bad)
+        j->status = EXIT_FAIL;
+}
+
+/* The ids of one name and time step on a rank: the name index's and
+ * those of the same-name entries (pdc_server `n` . namekey . time step .
+ * id: objects that differ only in user id or app name). */
+struct name_ids {
+    uint64_t *id;
+    size_t n;
+    int bad;
+    const char *path;
+};
+
+static int name_ids_add(struct name_ids *s, uint64_t id)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->id[i] == id)
+            return 0;
+    uint64_t *a = realloc(s->id, (s->n + 1) * sizeof *a);
+    if (a == NULL)
+        return CKPT_E_NOMEM;
+    s->id = a;
+    s->id[s->n++] = id;
+    return 0;
+}
+
+static int same_name_cb(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct name_ids *s = p;
+    (void)v;
+    if (k->len < 13) {
+        char kt[256];
+        key_text(kt, sizeof kt, CKPT_DB_PDC_SERVER, k->data, k->len);
+        errp(s->path, "%s: %s: malformed same-name entry", ckpt_db_name(CKPT_DB_PDC_SERVER), kt);
+        s->bad++;
+        return 0;
+    }
+    return name_ids_add(s, ckpt_key_get_u64((const uint8_t *)k->data + k->len - 8));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* By name on rank e: every object of that name and time step, in
+ * creation order (ascending ids; PDC answers a lookup by name with the
+ * first). An entry whose object was deleted, or whose record names
+ * another name (a long name's key hash), is no object of this name. */
+static int obj_by_name(struct get_job *j, struct rank_ent *e, ckpt_rtxn *tx)
+{
+    uint8_t key[13 + CKPT_NAMEKEY_MAX];
+    struct name_ids s = {NULL, 0, 0, ckpt_store_path(e->st)};
+    size_t klen, nlen = strlen(j->name);
+    uint64_t id;
+    ckpt_val v;
+    int rc = ckpt_get_obj_by_name(&id, &v, tx, j->name, nlen, j->ts);
+    if (rc == 0)
+        rc = name_ids_add(&s, id);
+    if ((rc == 0 || rc == CKPT_E_NOTFOUND) &&
+        (klen = ckpt_key_pdc_same_name(key, j->name, j->ts, 0)) > 8)
+        rc = ckpt_iter(tx, CKPT_DB_PDC_SERVER, key, klen - 8, same_name_cb, &s);
+    if (rc == CKPT_E_NOTFOUND)
+        rc = 0;
+    if (s.bad)
+        j->status = EXIT_FAIL;
+    if (s.n > 1)
+        qsort(s.id, s.n, sizeof *s.id, cmp_u64);
+    for (size_t i = 0; rc == 0 && i < s.n; i++) {
+        struct ckpt_obj o;
+        size_t off = 0;
+        if ((rc = ckpt_get_obj(&v, tx, s.id[i])) == CKPT_E_NOTFOUND) {
+            rc = 0; /* deleted since */
+            continue;
+        }
+        if (rc != 0)
+            break;
+        if (ckpt_rec_obj_decode(&o, v.data, v.len, &off) == 0 &&
+            (o.time_step != j->ts || strcmp(o.obj_name ? o.obj_name : "", j->name) != 0))
+            continue;
+        obj_doc(j, e, tx, s.id[i], &v);
+    }
+    free(s.id);
+    return rc;
+}
+
+/* Object (by id or name) on order[i]: the whole answer into job->docs. */
 static void obj_try(void *p)
 {
     struct get_job *j = p;
@@ -192,43 +330,14 @@ static void obj_try(void *p)
         j->failed++;
         return;
     }
-    rc = j->have_id ? ckpt_get_obj(&v, tx, j->id)
-                    : ckpt_get_obj_by_name(&j->id, &v, tx, j->name, strlen(j->name), j->ts);
-    if (rc == 0) {
-        struct ckpt_obj o;
-        size_t off = 0;
-        char err[256];
-        json_object *out = json_object_new_object();
-        j->out = out;
-        json_object_object_add(out, "rank", jnum_i64(e->rank));
-        json_object_object_add(out, "id", jnum_u64(j->id));
-        if (ckpt_rec_obj_decode(&o, v.data, v.len, &off) == 0) {
-            json_object_object_add(out, "object", obj_json(&o));
-            j->cont_id = o.cont_id;
-            j->status = EXIT_OK;
-        } else {
-            record_error(err, sizeof err, CKPT_DB_OBJ, v.data, v.len);
-            errp(ckpt_store_path(e->st), "object %llu: %s", (unsigned long long)j->id, err);
-            json_object_object_add(out, "object", NULL);
-            json_object_object_add(out, "error", bulki_json_str(err));
-        }
-        const char *rp = ckpt_store_path(e->st);
-        struct list_ctx tags = {rp, json_object_new_array(), e->rank, CKPT_DB_KVTAG, 0};
-        struct list_ctx regs = {rp, json_object_new_array(), e->rank, CKPT_DB_REGION, 0};
-        int r1 = ckpt_iter_kvtags(tx, j->id, add_record, &tags);
-        int r2 = ckpt_iter_regions(tx, j->id, add_record, &regs);
-        json_object_object_add(out, "kvtags", tags.arr);
-        json_object_object_add(out, "regions", regs.arr);
-        if (r1 < 0 || r2 < 0) {
-            err_store(j->root->path, r1 < 0 ? r1 : r2);
-            j->status = EXIT_FAIL;
-        }
-        if (tags.bad || regs.bad)
-            j->status = EXIT_FAIL;
-    } else if (rc != CKPT_E_NOTFOUND) {
+    if (!j->have_id)
+        rc = obj_by_name(j, e, tx);
+    else if ((rc = ckpt_get_obj(&v, tx, j->id)) == 0)
+        obj_doc(j, e, tx, j->id, &v);
+    if (rc != 0 && rc != CKPT_E_NOTFOUND) {
         err_store(j->root->path, rc);
         j->failed++;
-    } else if (j->have_id) {
+    } else if (rc == CKPT_E_NOTFOUND && j->have_id) {
         prefer_home(j->order, j->n, j->i, tx, j->id);
     }
     ckpt_rtxn_end(tx);
@@ -254,7 +363,7 @@ static void search(struct get_job *j, void (*fn)(void *), int (*found)(const str
 
 static int obj_found(const struct get_job *j)
 {
-    return j->out != NULL;
+    return j->ndocs > 0;
 }
 
 static int cont_found(const struct get_job *j)
@@ -287,17 +396,21 @@ int cmd_get(int argc, char **argv)
     static const struct option lo[] = {{"id", required_argument, 0, 'i'},
                                        {"name", required_argument, 0, 'n'},
                                        {"time-step", required_argument, 0, 't'},
+                                       {"json", no_argument, 0, 'j'},
                                        HELP_OPT, {0, 0, 0, 0}};
     struct inspect_root root;
     struct get_job j;
-    int have_ts = 0, c, first = -1, nranks;
+    int have_ts = 0, c, first = -1, nranks, as_json = 0;
 
     memset(&j, 0, sizeof j);
-    j.status = EXIT_FAIL;
+    j.status = EXIT_OK;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'h':
             return cmd_help();
+        case 'j':
+            as_json = 1;
+            break;
         case 'i':
             if (parse_u64(optarg, &j.id) != 0) {
                 fprintf(stderr, PROG ": --id: not an id: \"%s\"\n", optarg);
@@ -348,21 +461,39 @@ int cmd_get(int argc, char **argv)
     j.n = search_order(&root, first, j.order);
     search(&j, obj_try, obj_found);
     size_t nread = root.n - (size_t)j.failed;
-    if (j.out != NULL) {
-        json_object_object_add(j.out, "container",
-                               j.cont_id ? container_json(&root, j.cont_id, nranks, &j.failed)
+    /* every object found: one document each, in creation order (by name:
+     * the first is the one PDC's lookup answers) */
+    for (size_t k = 0; k < j.ndocs; k++) {
+        json_object_object_add(j.docs[k], "container",
+                               j.cont[k] ? container_json(&root, j.cont[k], nranks, &j.failed)
                                          : NULL);
-        print_json_pretty(j.out);
-        json_object_put(j.out);
-    } else if (j.have_id) {
-        errp(root.path, "no object with id %llu in %zu rank%s%s", (unsigned long long)j.id, nread,
-             nread == 1 ? "" : "s", j.failed ? " that could be read" : "");
-    } else {
+        if (as_json)
+            print_json_line(j.docs[k]);
+        else
+            print_json_pretty(j.docs[k]);
+        json_object_put(j.docs[k]);
+    }
+    if (j.ndocs > 1) {
         char nt[128];
         name_text(nt, sizeof nt, j.name, strlen(j.name), 0);
-        errp(root.path, "no object named %s with time step %d in %zu rank%s%s", nt, (int)j.ts,
-             nread, nread == 1 ? "" : "s", j.failed ? " that could be read" : "");
+        fprintf(stderr, PROG ": %zu objects are named %s with time step %d (they differ in user "
+                        "id or app name); shown in creation order\n",
+                j.ndocs, nt, (int)j.ts);
     }
+    if (j.ndocs == 0) {
+        j.status = EXIT_FAIL;
+        if (j.have_id) {
+            errp(root.path, "no object with id %llu in %zu rank%s%s", (unsigned long long)j.id,
+                 nread, nread == 1 ? "" : "s", j.failed ? " that could be read" : "");
+        } else {
+            char nt[128];
+            name_text(nt, sizeof nt, j.name, strlen(j.name), 0);
+            errp(root.path, "no object named %s with time step %d in %zu rank%s%s", nt, (int)j.ts,
+                 nread, nread == 1 ? "" : "s", j.failed ? " that could be read" : "");
+        }
+    }
+    free(j.docs);
+    free(j.cont);
     free(j.order);
     root_close(&root);
     if (finish_stdout() != EXIT_OK || j.failed || nfault)

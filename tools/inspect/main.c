@@ -22,7 +22,7 @@ void usage(FILE *f)
     fprintf(f,
             "usage: " PROG " stat ROOT [--json]\n"
             "       " PROG " dump ROOT [--rank R] [--db NAME] [--prefix KEY] [--raw]\n"
-            "       " PROG " get ROOT (--id ID | --name NAME [--time-step T])\n"
+            "       " PROG " get ROOT (--id ID | --name NAME [--time-step T]) [--json]\n"
             "       " PROG " find ROOT --tag NAME [--value V]\n"
             "       " PROG " verify ROOT [--json]\n"
             "       " PROG " copy ROOT DEST [--compact]\n"
