@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bytes.h"
 #include "store_int.h"
 
 static const char *const db_names[CKPT_DB_COUNT] = {
@@ -36,18 +37,12 @@ int ckpt_db_by_name(const char *name)
 
 void ckpt_key_u64(uint8_t out[8], uint64_t v)
 {
-    for (int i = 7; i >= 0; i--) {
-        out[i] = (uint8_t)v;
-        v >>= 8;
-    }
+    ckpt_be64_put(out, v);
 }
 
 uint64_t ckpt_key_get_u64(const uint8_t in[8])
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | in[i];
-    return v;
+    return ckpt_be64_get(in);
 }
 
 void ckpt_key_i32(uint8_t out[4], int32_t v)
@@ -68,16 +63,6 @@ int32_t ckpt_key_get_i32(const uint8_t in[4])
     return v;
 }
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 size_t ckpt_key_name(uint8_t *out, const char *name, size_t len)
 {
     if (name == NULL || len > CKPT_NAME_MAX || memchr(name, 0, len) != NULL)
@@ -89,7 +74,7 @@ size_t ckpt_key_name(uint8_t *out, const char *name, size_t len)
     }
     memcpy(out, name, CKPT_NAME_INLINE_MAX);
     out[CKPT_NAME_INLINE_MAX] = 1;
-    ckpt_key_u64(out + CKPT_NAME_INLINE_MAX + 1, fnv1a64(name, len));
+    ckpt_key_u64(out + CKPT_NAME_INLINE_MAX + 1, ckpt_fnv1a64(name, len));
     return CKPT_NAMEKEY_MAX;
 }
 

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "ckpt_fs.h"
 #include "store_int.h"
 
@@ -36,28 +37,6 @@
 #define OPH 16u
 
 _Static_assert(sizeof(struct op_hdr) == OPH, "op_hdr is the file's 16-byte op header");
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static size_t op_bytes(uint32_t klen, uint32_t alen, uint32_t vlen)
 {
@@ -101,12 +80,12 @@ static int encode_locked(ckpt_store *st, uint8_t **out, size_t *outlen)
                            st->path, PND_HDR + len);
     memset(buf, 0, PND_HDR);
     memcpy(buf, PND_MAGIC, 8);
-    put32(buf + 8, CKPT_PENDING_FORMAT);
-    put32(buf + 12, PND_HDR);
-    put32(buf + 16, (uint32_t)st->opts.rank);
-    put32(buf + 20, (uint32_t)st->opts.nranks);
-    put64(buf + 24, st->nops);
-    put64(buf + 32, len);
+    ckpt_le32_put(buf + 8, CKPT_PENDING_FORMAT);
+    ckpt_le32_put(buf + 12, PND_HDR);
+    ckpt_le32_put(buf + 16, (uint32_t)st->opts.rank);
+    ckpt_le32_put(buf + 20, (uint32_t)st->opts.nranks);
+    ckpt_le64_put(buf + 24, st->nops);
+    ckpt_le64_put(buf + 32, len);
     size_t off = 0;
     while (off < len) {
         const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
@@ -116,13 +95,13 @@ static int encode_locked(ckpt_store *st, uint8_t **out, size_t *outlen)
         o[0] = h->kind;
         o[1] = h->db;
         o[2] = o[3] = 0;
-        put32(o + 4, h->klen);
-        put32(o + 8, h->alen);
-        put32(o + 12, h->vlen);
+        ckpt_le32_put(o + 4, h->klen);
+        ckpt_le32_put(o + 8, h->alen);
+        ckpt_le32_put(o + 12, h->vlen);
         off += n;
     }
     uint32_t crc = ckpt_crc32c(0, buf, 40);
-    put32(buf + 40, ckpt_crc32c(crc, buf + PND_HDR, len));
+    ckpt_le32_put(buf + 40, ckpt_crc32c(crc, buf + PND_HDR, len));
     *out = buf;
     *outlen = PND_HDR + len;
     return 0;
@@ -214,7 +193,7 @@ static int corrupt(ckpt_store *st, const char *path, size_t off, const char *wha
 static int check_op(const uint8_t *o, char *why, size_t wl)
 {
     unsigned kind = o[0], db = o[1];
-    uint32_t klen = get32(o + 4), alen = get32(o + 8), vlen = get32(o + 12);
+    uint32_t klen = ckpt_le32_get(o + 4), alen = ckpt_le32_get(o + 8), vlen = ckpt_le32_get(o + 12);
     int ok;
     if (o[2] || o[3]) {
         snprintf(why, wl, "op header padding is not zero");
@@ -334,13 +313,13 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         free(buf);
         return corrupt(st, path, flen, "truncated inside the 48-byte header");
     }
-    if (get32(buf + 8) != CKPT_PENDING_FORMAT || get32(buf + 12) != PND_HDR) {
+    if (ckpt_le32_get(buf + 8) != CKPT_PENDING_FORMAT || ckpt_le32_get(buf + 12) != PND_HDR) {
         snprintf(why, sizeof why, "format tag %u (header %u bytes); this build reads format %u",
-                 get32(buf + 8), get32(buf + 12), CKPT_PENDING_FORMAT);
+                 ckpt_le32_get(buf + 8), ckpt_le32_get(buf + 12), CKPT_PENDING_FORMAT);
         free(buf);
         return corrupt(st, path, 8, why);
     }
-    uint64_t n = get64(buf + 24), len = get64(buf + 32);
+    uint64_t n = ckpt_le64_get(buf + 24), len = ckpt_le64_get(buf + 32);
     if (len != flen - PND_HDR) {
         snprintf(why, sizeof why, "the header gives %llu bytes of ops, the file holds %zu (%s)",
                  (unsigned long long)len, flen - PND_HDR,
@@ -349,13 +328,13 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         return corrupt(st, path, len > flen - PND_HDR ? flen : PND_HDR + (size_t)len, why);
     }
     uint32_t crc = ckpt_crc32c(ckpt_crc32c(0, buf, 40), buf + PND_HDR, (size_t)len);
-    if (crc != get32(buf + 40)) {
-        snprintf(why, sizeof why, "CRC-32C mismatch (stored %08x, computed %08x)", get32(buf + 40),
+    if (crc != ckpt_le32_get(buf + 40)) {
+        snprintf(why, sizeof why, "CRC-32C mismatch (stored %08x, computed %08x)", ckpt_le32_get(buf + 40),
                  crc);
         free(buf);
         return corrupt(st, path, 40, why);
     }
-    int32_t rank = (int32_t)get32(buf + 16), nranks = (int32_t)get32(buf + 20);
+    int32_t rank = (int32_t)ckpt_le32_get(buf + 16), nranks = (int32_t)ckpt_le32_get(buf + 20);
     if (rank != st->opts.rank || nranks != st->opts.nranks) {
         free(buf);
         return ckpt_seterr(st, CKPT_E_MISMATCH, 0,
@@ -378,12 +357,12 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
             free(buf);
             return corrupt(st, path, PND_HDR + off, why);
         }
-        size_t sz = op_bytes(get32(o + 4), get32(o + 8), get32(o + 12));
+        size_t sz = op_bytes(ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12));
         if (sz > len - off) {
             free(buf);
             return corrupt(st, path, PND_HDR + off, "an op runs past the end of the file");
         }
-        struct op_hdr h = {o[0], o[1], 0, get32(o + 4), get32(o + 8), get32(o + 12)};
+        struct op_hdr h = {o[0], o[1], 0, ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12)};
         memcpy(o, &h, sizeof h);
         off += sz;
         seen++;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "store_int.h"
 
 /* One delta entry. */
@@ -378,11 +379,6 @@ int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn)
 #define DELTA_KEY_MIN 9u
 #define DELTA_KEY_MAX (CKPT_NAMEKEY_MAX + 8u)
 
-static uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen)
 {
     if (klen < DELTA_KEY_MIN || klen > DELTA_KEY_MAX)
@@ -464,7 +460,7 @@ static int chunk_entries(int csum, struct dent **ents, size_t *n, size_t *cap, c
                  key->mv_size != 8 ? "a key that is not 8 bytes" : "shorter than its header");
         return MDB_CORRUPTED;
     }
-    uint32_t count = get_be32(p);
+    uint32_t count = ckpt_be32_get(p);
     if (count == 0 || count > (len - 4) / (3 + DELTA_KEY_MIN)) {
         snprintf(where, wlen, "chunk %llu: says %u entries in %zu bytes", (unsigned long long)seq,
                  count, len);
