@@ -11,6 +11,7 @@
  * of name N" is one contiguous key range, and every key stays under LMDB's
  * 511-byte limit.
  */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -111,4 +112,33 @@ uint64_t ckpt_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t ckpt_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* "000000003b9aca017461673000 ("....;...tag0.")": the hex of up to 32
+ * bytes of a key (ids are its first 16 digits) and their text. */
+void ckpt_key_text(char *out, size_t n, const void *key, size_t klen)
+{
+    const uint8_t *k = key;
+    size_t shown = klen < 32 ? klen : 32, o = 0;
+    for (size_t i = 0; i < shown && o + 4 < n; i++)
+        o += (size_t)snprintf(out + o, n - o, "%02x", k[i]);
+    if (shown < klen && o + 8 < n)
+        o += (size_t)snprintf(out + o, n - o, " ...(%zu bytes)", klen);
+    if (o + 4 < n) {
+        out[o++] = ' ';
+        out[o++] = '(';
+        out[o++] = '"';
+        for (size_t i = 0; i < shown && o + 3 < n; i++)
+            out[o++] = k[i] >= 0x20 && k[i] < 0x7f && k[i] != '"' ? (char)k[i] : '.';
+        out[o++] = '"';
+        out[o++] = ')';
+    }
+    out[o < n ? o : n - 1] = 0;
 }

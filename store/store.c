@@ -28,70 +28,10 @@
 #include "ckpt_fs.h"
 #include "store_int.h"
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 
 /* ------------------------------------------------------------------ */
 /* Applying staged operations inside a write transaction               */
 /* ------------------------------------------------------------------ */
-
-static int del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen)
-{
-    MDB_val key = {klen, (void *)k};
-    int rc = mdb_del(txn, dbi, &key, NULL);
-    return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* LMDB splits a full leaf page in half, so keys inserted in ascending order
- * leave every page about half empty; with MDB_APPEND the new key starts a
- * new page and the old one stays full. MDB_APPEND fails (MDB_KEYEXIST, and
- * changes nothing) unless the key sorts after every key of the database;
- * then this is an ordinary put with `flags`. */
-int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags)
-{
-    MDB_val v = *val;
-    int rc = mdb_put(txn, dbi, key, &v, MDB_APPEND);
-    if (rc != MDB_KEYEXIST)
-        return rc;
-    return mdb_put(txn, dbi, key, val, flags); /* with MDB_NOOVERWRITE: *val = the old value */
-}
-
-/* mdb_put of key -> val with format 4's checksum (csum.h) after the value
- * (MDB_RESERVE: the value is written once, in place). */
-static int put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
-                      unsigned flags)
-{
-    if (!st->csum)
-        return mdb_put(txn, dbi, key, val, flags);
-    MDB_val r = {val->mv_size + CKPT_CSUM_LEN, NULL};
-    int rc = mdb_put(txn, dbi, key, &r, flags | MDB_RESERVE);
-    if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE)) {
-        /* the old value, without its checksum */
-        val->mv_data = r.mv_data;
-        val->mv_size = r.mv_size >= CKPT_CSUM_LEN ? r.mv_size - CKPT_CSUM_LEN : 0;
-        return rc;
-    }
-    if (rc)
-        return rc;
-    memcpy(r.mv_data, val->mv_data, val->mv_size);
-    ckpt_csum_seal(key->mv_data, key->mv_size, r.mv_data, val->mv_size);
-    return 0;
-}
-
-int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
-                 unsigned flags)
-{
-    MDB_val v = *val;
-    int rc = put_sealed(st, txn, dbi, key, &v, MDB_APPEND);
-    if (rc != MDB_KEYEXIST)
-        return rc;
-    return put_sealed(st, txn, dbi, key, val, flags);
-}
 
 static int put_app(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
                    const void *v, size_t vlen)
@@ -224,7 +164,7 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
     }
     v.mv_size = 8;
     v.mv_data = (void *)id8;
-    return put_sealed(st, txn, dbi, &k, &v, 0);
+    return ckpt_put_sealed(st, txn, dbi, &k, &v, 0);
 }
 
 /* Put obj/cont record; drop the old record's index entry if its name
@@ -244,7 +184,7 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
             return rc;
         val.mv_size = vlen;
         val.mv_data = (void *)v;
-        rc = put_sealed(st, txn, dbi, &key, &val, 0);
+        rc = ckpt_put_sealed(st, txn, dbi, &key, &val, 0);
     }
     if (rc)
         return rc;
@@ -268,7 +208,7 @@ static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
         if (is_obj && cont_id != 0) {
             ckpt_key_u64(mk, cont_id);
             memcpy(mk + 8, k, 8);
-            if ((rc = del_quiet(txn, st->dbi[CKPT_DB_CONT_OBJ], mk, 16)) != 0)
+            if ((rc = ckpt_del_quiet(txn, st->dbi[CKPT_DB_CONT_OBJ], mk, 16)) != 0)
                 return rc;
         }
         if ((rc = mdb_del(txn, dbi, &key, NULL)) != 0)
@@ -294,7 +234,7 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
     case OP_DEL:
         if (h->db == CKPT_DB_TAG_INDEX)
             return ckpt_tagidx_log(st, TAGIDX_OP_DEL, k, h->klen);
-        return del_quiet(txn, st->dbi[h->db], k, h->klen);
+        return ckpt_del_quiet(txn, st->dbi[h->db], k, h->klen);
     case OP_PUT_OBJ:
         return put_named(st, txn, 1, k, a, h->alen, v, h->vlen);
     case OP_DEL_OBJ:
@@ -308,7 +248,7 @@ static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const 
             return rc;
         return ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, k, h->klen));
     case OP_DEL_KVTAG:
-        if ((rc = del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
+        if ((rc = ckpt_del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
             return rc;
         return ckpt_tagidx_log(st, TAGIDX_OP_DEL, ik, tagidx_key(ik, k, h->klen));
     default:
@@ -406,7 +346,7 @@ static int put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *
     if (ckpt_meta_encode(buf, sizeof buf, &len, m) != 0)
         return EINVAL;
     MDB_val key = {strlen(CKPT_META_KEY), CKPT_META_KEY}, val = {len, buf};
-    return put_sealed(st, txn, st->dbi[CKPT_DB_META], &key, &val, 0);
+    return ckpt_put_sealed(st, txn, st->dbi[CKPT_DB_META], &key, &val, 0);
 }
 
 static int grow_map(ckpt_store *st)
@@ -452,13 +392,6 @@ static int short_write_cause(const ckpt_store *st, char *why, size_t n)
     }
     return 0;
 }
-
-/* not inlined into the functions that hold a guard (GCC warns about
- * locals across sigsetjmp there) */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static void poison_env(const char *dir);
 
 /* Whether enough was committed since the last sync for the background
  * thread to sync now (interval and close modes). */
@@ -511,7 +444,7 @@ static int merge_due(const ckpt_store *st, int by_age)
 {
     if (!st->has_delta || st->delta_pending == 0)
         return 0;
-    uint64_t now = mono_ms();
+    uint64_t now = ckpt_mono_ms();
     if (st->merge_err && (st->merge_err == CKPT_E_CORRUPT || now - st->merge_err_ms < 1000))
         return 0;
     if (st->delta_pending >= merge_threshold(st))
@@ -539,9 +472,9 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
     if (sigsetjmp(g.jb, 0) != 0) {
         /* as in commit_locked: the transaction is abandoned where it was */
         ckpt_guard_pop(&g);
-        poison_env(st->path);
+        ckpt_poison_env(st->path);
         st->merge_err = CKPT_E_CORRUPT;
-        st->merge_err_ms = mono_ms();
+        st->merge_err_ms = ckpt_mono_ms();
         return ckpt_store_faulted(st, &g, "merging the tag index (a damaged page)");
     }
     for (;;) {
@@ -561,7 +494,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
             __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
         int code = rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
         st->merge_err = code;
-        st->merge_err_ms = mono_ms();
+        st->merge_err_ms = ckpt_mono_ms();
         if (rc == MDB_CORRUPTED && where[0])
             return ckpt_seterr(st, code, 0, "%s/data.mdb: merging the tag index: %s %s: the "
                                "database is damaged; its entries stay unmerged", st->path,
@@ -621,7 +554,7 @@ static int commit_locked(ckpt_store *st, int force)
          * handle is failed, and the environment is not opened for writing
          * again in this process (poison_env). */
         ckpt_guard_pop(&g);
-        poison_env(st->path);
+        ckpt_poison_env(st->path);
         st->last_commit_err = CKPT_E_CORRUPT;
         return ckpt_store_faulted(st, &g, "committing (the write transaction read a damaged page)");
     }
@@ -682,7 +615,7 @@ static int commit_locked(ckpt_store *st, int force)
             code = CKPT_E_NOSPACE;
         st->last_commit_err = code;
         st->failed_nops = st->nops;
-        st->failed_ms = mono_ms();
+        st->failed_ms = ckpt_mono_ms();
         return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
                            "they stay staged%s", st->path, st->nops, what, why);
     }
@@ -692,7 +625,7 @@ static int commit_locked(ckpt_store *st, int force)
     if (st->dbuf_n > 0) {
         st->delta_pending += st->dbuf_n;
         if (st->delta_since_ms == 0)
-            st->delta_since_ms = mono_ms();
+            st->delta_since_ms = ckpt_mono_ms();
         if (merge_due(st, 0)) {
             int merged;
             if (st->closing)
@@ -722,7 +655,7 @@ static int commit_locked(ckpt_store *st, int force)
 static int retry_due(const ckpt_store *st)
 {
     return st->last_commit_err == 0 || st->nops >= 2 * st->failed_nops ||
-           mono_ms() - st->failed_ms >= 1000;
+           ckpt_mono_ms() - st->failed_ms >= 1000;
 }
 
 /* ------------------------------------------------------------------ */
@@ -740,7 +673,7 @@ static uint64_t bg_sync(ckpt_store *st)
     pthread_mutex_unlock(&st->mu);
     ckpt_durable_end(st, &tok);   /* fdatasync, then the sync record */
     pthread_mutex_lock(&st->mu);
-    return mono_ms();
+    return ckpt_mono_ms();
 }
 
 enum { BG_EXIT = 1, BG_RELEASE = 2 };
@@ -749,7 +682,7 @@ static void *release_main(void *arg);
 static void *bg_main(void *arg)
 {
     ckpt_store *st = arg;
-    uint64_t last_sync = mono_ms();
+    uint64_t last_sync = ckpt_mono_ms();
     pthread_mutex_lock(&st->mu);
     while (!__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
         unsigned tick = 1000;
@@ -768,7 +701,7 @@ static void *bg_main(void *arg)
         pthread_cond_timedwait(&st->bg_cv, &st->mu, &ts);
         if (__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
             break;
-        uint64_t now = mono_ms();
+        uint64_t now = ckpt_mono_ms();
         if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms &&
             retry_due(st))
             commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
@@ -835,80 +768,6 @@ static void bg_stop(ckpt_store *st)
     sem_post(&st->bg_sem);
     pthread_join(st->bg, NULL);
     st->bg_running = 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Faults on damaged pages (guard.c)                                   */
-/* ------------------------------------------------------------------ */
-
-/* "what happened" of a fault on st's map */
-static void describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_store *st)
-{
-    MDB_envinfo ei;
-    size_t len = 0;
-    if (st->env != NULL && mdb_env_info(st->env, &ei) == 0)
-        len = ei.me_mapsize;
-    ckpt_guard_describe(buf, n, g, __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE), len, st->psize);
-}
-
-int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where)
-{
-    char what[300];
-    describe_fault(what, sizeof what, g, st);
-    if (__atomic_exchange_n(&st->fault_set, 1, __ATOMIC_ACQ_REL) == 0)
-        snprintf(st->fault, sizeof st->fault, "%s/data.mdb: %s: %s", st->path, where, what);
-    __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
-    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: %s: %s: a page of the store is "
-                       "damaged; this handle does not read it again (close it)", st->path, where, what);
-}
-
-int ckpt_store_check_failed(ckpt_store *st)
-{
-    if (!__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
-        return 0;
-    if (__atomic_load_n(&st->fault_set, __ATOMIC_ACQUIRE))
-        return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s/data.mdb: not read again after an earlier "
-                           "fault on a damaged page (%s); close the store", st->path, st->fault);
-    return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
-                       st->path);
-}
-
-/* Environments whose write transaction faulted in this process: LMDB's
- * writer mutex (in lock.mdb) is still held by the thread that faulted, so
- * a new write transaction from this process would wait for it forever.
- * They are refused for writing until the process ends. Keyed by data.mdb's
- * device and inode. */
-static pthread_mutex_t poison_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { dev_t dev; ino_t ino; } poisoned[64];
-static size_t npoisoned;
-
-static void poison_env(const char *dir)
-{
-    char data[4200];
-    struct stat sb;
-    snprintf(data, sizeof data, "%s/data.mdb", dir);
-    if (stat(data, &sb) != 0)
-        return;
-    pthread_mutex_lock(&poison_mu);
-    if (npoisoned < sizeof poisoned / sizeof poisoned[0]) {
-        poisoned[npoisoned].dev = sb.st_dev;
-        poisoned[npoisoned].ino = sb.st_ino;
-        npoisoned++;
-    }
-    pthread_mutex_unlock(&poison_mu);
-}
-
-static int is_poisoned(const char *data)
-{
-    struct stat sb;
-    int hit = 0;
-    if (stat(data, &sb) != 0)
-        return 0;
-    pthread_mutex_lock(&poison_mu);
-    for (size_t i = 0; i < npoisoned && !hit; i++)
-        hit = poisoned[i].dev == sb.st_dev && poisoned[i].ino == sb.st_ino;
-    pthread_mutex_unlock(&poison_mu);
-    return hit;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1208,7 +1067,7 @@ static int open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                CKPT_DELTA_DB, where[0] ? where : "",
                                where[0] ? ": the database is damaged" : "");
         if (st->delta_pending > 0)
-            st->delta_since_ms = mono_ms();
+            st->delta_since_ms = ckpt_mono_ms();
         /* A writer of a store without checksums converts it to format 3
          * and no further: format 4 would need every record rewritten
          * (ckpt-inspect copy does that); a format 3 store stays readable
@@ -1577,7 +1436,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         ckpt_lock_write_pid(st->writer_fd);
     }
 
-    if (!o->readonly && is_poisoned(data)) {
+    if (!o->readonly && ckpt_is_poisoned(data)) {
         rc = ckpt_seterr(NULL, CKPT_E_FAILED, 0, "%s: a write transaction of this process faulted "
                          "on a damaged page of this store earlier, and LMDB's writer lock stays held "
                          "until the process ends; open it in a new process", data);
@@ -1595,9 +1454,9 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     if (sigsetjmp(g.jb, 0) != 0) {
         char what[300];
         ckpt_guard_pop(&g);
-        describe_fault(what, sizeof what, &g, st);
+        ckpt_describe_fault(what, sizeof what, &g, st);
         if (!o->readonly)
-            poison_env(st->path);
+            ckpt_poison_env(st->path);
         rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: opening it: %s: a page of the store is "
                          "damaged", data, what);
         release(st); /* the transaction of the open is abandoned, not ended */
@@ -1850,9 +1709,9 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
         memcpy(p + sizeof h + klen + alen, v, vlen);
     st->log_len += need;
     if (st->nops++ == 0)
-        st->batch_start_ms = mono_ms();
+        st->batch_start_ms = ckpt_mono_ms();
     if (((st->opts.commit_every && st->nops >= st->opts.commit_every) ||
-         (st->opts.commit_ms && mono_ms() - st->batch_start_ms >= st->opts.commit_ms)) &&
+         (st->opts.commit_ms && ckpt_mono_ms() - st->batch_start_ms >= st->opts.commit_ms)) &&
         retry_due(st))
         rc = commit_locked(st, 0);
 done:

@@ -198,12 +198,20 @@ void ckpt_guard_on_assert(MDB_env *env, const char *msg);
 void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const char *map,
                          size_t map_len, unsigned psize);
 
-/* store.c: after a fault the environment is never touched again by this
+/* fault.c: after a fault the environment is never touched again by this
  * handle: mark it failed (later calls get CKPT_E_FAILED naming the first
  * fault) and return CKPT_E_CORRUPT with "PATH/data.mdb: WHERE: what". */
 int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where);
 /* CKPT_E_FAILED with the first fault's message if st failed, else 0 */
 int ckpt_store_check_failed(ckpt_store *st);
+/* "what happened" of a fault on st's map */
+void ckpt_describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_store *st);
+/* An environment (directory) whose write transaction faulted in this
+ * process: LMDB's writer mutex stays held until the process ends, so it
+ * is not opened for writing again here. is_poisoned takes data.mdb's
+ * path. */
+void ckpt_poison_env(const char *dir);
+int ckpt_is_poisoned(const char *data);
 
 /* errors.c */
 int ckpt_map_lmdb(int rc);
@@ -218,7 +226,18 @@ int ckpt_lock_write_pid(int fd);           /* 0 or errno */
 long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 
 /* keys.c */
-uint64_t ckpt_now_ms(void);
+uint64_t ckpt_now_ms(void);  /* wall clock */
+uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
+/* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
+ * in hex and as text, for messages */
+void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
+
+/* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a
+ * record with format 4's checksum when st->csum (MDB_NOOVERWRITE and
+ * MDB_KEYEXIST: *val is the old value, its checksum left out) */
+int ckpt_del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen);
+int ckpt_put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                    unsigned flags);
 
 /* tagidx.c: the tag index under its logical keys (namekey . owner). */
 int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
