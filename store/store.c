@@ -30,834 +30,8 @@
 
 
 /* ------------------------------------------------------------------ */
-/* Applying staged operations inside a write transaction               */
-/* ------------------------------------------------------------------ */
-
-static int put_app(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
-                   const void *v, size_t vlen)
-{
-    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    return ckpt_put_rec(st, txn, dbi, &key, &val, 0);
-}
-
-/* A value read inside a write transaction, without its checksum. */
-static void unseal(const ckpt_store *st, MDB_val *v)
-{
-    if (st->csum)
-        v->mv_size = v->mv_size >= CKPT_CSUM_LEN ? v->mv_size - CKPT_CSUM_LEN : 0;
-}
-
-/* The tag index's logical key of a kvtag key: owner . namekey -> namekey .
- * owner (tagidx.c stores it). */
-static size_t tagidx_key(uint8_t *out, const uint8_t *kv, size_t klen)
-{
-    memcpy(out, kv + 8, klen - 8);
-    memcpy(out + klen - 8, kv, 8);
-    return klen;
-}
-
-/* Delete every key of dbi starting with prefix; kvtag deletions also drop
- * their tag-index entries. */
-static int del_prefix(ckpt_store *st, MDB_txn *txn, int db, const uint8_t *prefix, size_t plen)
-{
-    MDB_cursor *cur;
-    MDB_val k, v;
-    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
-    int rc = mdb_cursor_open(txn, st->dbi[db], &cur);
-    if (rc)
-        return rc;
-    for (;;) {
-        k.mv_size = plen;
-        k.mv_data = (void *)prefix;
-        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-        if (rc == MDB_NOTFOUND) {
-            rc = 0;
-            break;
-        }
-        if (rc)
-            break;
-        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
-            break;
-        if (db == CKPT_DB_KVTAG && k.mv_size > 8 && k.mv_size <= sizeof ik) {
-            size_t n = tagidx_key(ik, k.mv_data, k.mv_size);
-            if ((rc = ckpt_tagidx_log(st, TAGIDX_OP_DEL, ik, n)) != 0)
-                break;
-        }
-        if ((rc = mdb_cursor_del(cur, 0)) != 0)
-            break;
-    }
-    mdb_cursor_close(cur);
-    return rc;
-}
-
-/* Delete the name-index entry `ikey` only if it still names `id`. */
-static int del_index_if(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const uint8_t *ikey,
-                        size_t ilen, const uint8_t id8[8])
-{
-    MDB_val k = {ilen, (void *)ikey}, v;
-    int rc = mdb_get(txn, dbi, &k, &v);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc)
-        return rc;
-    unseal(st, &v);
-    if (v.mv_size == 8 && memcmp(v.mv_data, id8, 8) == 0)
-        return mdb_del(txn, dbi, &k, NULL);
-    return 0;
-}
-
-/* Index key of an object record (namekey . ts) or container record. */
-static size_t rec_index_key(uint8_t *out, int is_obj, const void *rec, size_t len,
-                            uint64_t *cont_id)
-{
-    const char *name;
-    size_t nlen, n;
-    int32_t ts;
-    uint64_t cid = 0;
-    if (is_obj) {
-        if (ckpt_rec_obj_name(&name, &nlen, &ts, &cid, rec, len) != 0)
-            return 0;
-    } else if (ckpt_rec_cont_name(&name, &nlen, rec, len) != 0) {
-        return 0;
-    }
-    if ((n = ckpt_key_name(out, name, nlen)) == 0)
-        return 0;
-    if (is_obj) {
-        ckpt_key_i32(out + n, ts);
-        n += 4;
-    }
-    if (cont_id)
-        *cont_id = cid;
-    return n;
-}
-
-/* Put a name-index entry ikey -> id. For hashed (long) names, an entry that
- * names another id whose record carries a different name is a hash
- * collision: refuse rather than overwrite it. */
-static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ikey, size_t ilen,
-                     const uint8_t id8[8])
-{
-    MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
-    MDB_val k = {ilen, (void *)ikey}, v = {8, (void *)id8};
-    int hashed = 0;
-    int rc = ckpt_put_rec(st, txn, dbi, &k, &v, MDB_NOOVERWRITE);
-    if (rc != MDB_KEYEXIST)
-        return rc;
-    ckpt_key_name_len(ikey, ilen, &hashed);
-    if (hashed && v.mv_size == 8 && memcmp(v.mv_data, id8, 8) != 0) {
-        MDB_val ok = {8, v.mv_data}, orec, nk = {8, (void *)id8}, nrec;
-        MDB_dbi rdbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
-        if (mdb_get(txn, rdbi, &ok, &orec) == 0 && mdb_get(txn, rdbi, &nk, &nrec) == 0) {
-            const char *n1, *n2;
-            unseal(st, &orec);
-            unseal(st, &nrec);
-            size_t l1, l2;
-            int32_t ts;
-            uint64_t c;
-            int r1 = is_obj ? ckpt_rec_obj_name(&n1, &l1, &ts, &c, orec.mv_data, orec.mv_size)
-                            : ckpt_rec_cont_name(&n1, &l1, orec.mv_data, orec.mv_size);
-            int r2 = is_obj ? ckpt_rec_obj_name(&n2, &l2, &ts, &c, nrec.mv_data, nrec.mv_size)
-                            : ckpt_rec_cont_name(&n2, &l2, nrec.mv_data, nrec.mv_size);
-            if (r1 == 0 && r2 == 0 && (l1 != l2 || memcmp(n1, n2, l1) != 0))
-                return -1; /* collision, reported by the caller */
-        }
-    }
-    v.mv_size = 8;
-    v.mv_data = (void *)id8;
-    return ckpt_put_sealed(st, txn, dbi, &k, &v, 0);
-}
-
-/* Put obj/cont record; drop the old record's index entry if its name
- * changed; then index the new name. */
-static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
-                     const uint8_t *a, size_t alen, const uint8_t *v, size_t vlen)
-{
-    MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
-    MDB_dbi idbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
-    MDB_val key = {8, (void *)k}, val = {vlen, (void *)v};
-    int rc = ckpt_put_rec(st, txn, dbi, &key, &val, MDB_NOOVERWRITE);
-    if (rc == MDB_KEYEXIST) {
-        uint8_t old[CKPT_NAMEKEY_MAX + 4];
-        size_t on = rec_index_key(old, is_obj, val.mv_data, val.mv_size, NULL);
-        if (on > 0 && (on != alen || memcmp(old, a, on) != 0) &&
-            (rc = del_index_if(st, txn, idbi, old, on, k)) != 0)
-            return rc;
-        val.mv_size = vlen;
-        val.mv_data = (void *)v;
-        rc = ckpt_put_sealed(st, txn, dbi, &key, &val, 0);
-    }
-    if (rc)
-        return rc;
-    return put_index(st, txn, is_obj, a, alen, k);
-}
-
-static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
-{
-    MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
-    MDB_val key = {8, (void *)k}, val;
-    int rc = mdb_get(txn, dbi, &key, &val);
-    if (rc == 0) {
-        uint8_t ik[CKPT_NAMEKEY_MAX + 4], mk[16];
-        unseal(st, &val);
-        uint64_t cont_id = 0;
-        size_t n = rec_index_key(ik, is_obj, val.mv_data, val.mv_size, &cont_id);
-        if (n > 0 &&
-            (rc = del_index_if(st, txn, st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME], ik,
-                               n, k)) != 0)
-            return rc;
-        if (is_obj && cont_id != 0) {
-            ckpt_key_u64(mk, cont_id);
-            memcpy(mk + 8, k, 8);
-            if ((rc = ckpt_del_quiet(txn, st->dbi[CKPT_DB_CONT_OBJ], mk, 16)) != 0)
-                return rc;
-        }
-        if ((rc = mdb_del(txn, dbi, &key, NULL)) != 0)
-            return rc;
-    } else if (rc != MDB_NOTFOUND) {
-        return rc;
-    }
-    if ((rc = del_prefix(st, txn, CKPT_DB_KVTAG, k, 8)) != 0)
-        return rc;
-    return del_prefix(st, txn, is_obj ? CKPT_DB_REGION : CKPT_DB_CONT_OBJ, k, 8);
-}
-
-static int apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const uint8_t *k,
-                    const uint8_t *a, const uint8_t *v)
-{
-    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
-    int rc;
-    switch (h->kind) {
-    case OP_PUT:
-        if (h->db == CKPT_DB_TAG_INDEX)
-            return ckpt_tagidx_log(st, TAGIDX_OP_PUT, k, h->klen);
-        return put_app(st, txn, st->dbi[h->db], k, h->klen, v, h->vlen);
-    case OP_DEL:
-        if (h->db == CKPT_DB_TAG_INDEX)
-            return ckpt_tagidx_log(st, TAGIDX_OP_DEL, k, h->klen);
-        return ckpt_del_quiet(txn, st->dbi[h->db], k, h->klen);
-    case OP_PUT_OBJ:
-        return put_named(st, txn, 1, k, a, h->alen, v, h->vlen);
-    case OP_DEL_OBJ:
-        return del_named(st, txn, 1, k);
-    case OP_PUT_CONT:
-        return put_named(st, txn, 0, k, a, h->alen, v, h->vlen);
-    case OP_DEL_CONT:
-        return del_named(st, txn, 0, k);
-    case OP_PUT_KVTAG:
-        if ((rc = put_app(st, txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, v, h->vlen)) != 0)
-            return rc;
-        return ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, k, h->klen));
-    case OP_DEL_KVTAG:
-        if ((rc = ckpt_del_quiet(txn, st->dbi[CKPT_DB_KVTAG], k, h->klen)) != 0)
-            return rc;
-        return ckpt_tagidx_log(st, TAGIDX_OP_DEL, ik, tagidx_key(ik, k, h->klen));
-    default:
-        return EINVAL;
-    }
-}
-
-static size_t op_size(const struct op_hdr *h)
-{
-    return (sizeof *h + h->klen + h->alen + h->vlen + 7) & ~(size_t)7;
-}
-
-struct run_ent {
-    const struct op_hdr *h;
-    size_t seq;
-};
-
-static int run_cmp(const void *pa, const void *pb)
-{
-    const struct run_ent *a = pa, *b = pb;
-    size_t n = a->h->klen < b->h->klen ? a->h->klen : b->h->klen;
-    int c = memcmp(a->h + 1, b->h + 1, n);
-    if (c == 0)
-        c = a->h->klen < b->h->klen ? -1 : a->h->klen > b->h->klen;
-    if (c == 0)
-        c = a->seq < b->seq ? -1 : 1; /* equal keys keep their order: the last put wins */
-    return c;
-}
-
-/* Apply the run of consecutive kvtag puts starting at st->log + *off (at
- * most `left` ops) in key order. Puts of distinct keys commute and puts of
- * one key keep their order, so the result is the same as in log order; but
- * a server adds an object's tags in its own order ("tag0", "tag1", "tag10",
- * ...), and sorted they append to the kvtag database (full pages, see
- * ckpt_put_append). Advances *off and *done past the run. */
-static int apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done, size_t left)
-{
-    size_t n = 0, o = *off;
-    while (n < left && ((const struct op_hdr *)(st->log + o))->kind == OP_PUT_KVTAG) {
-        const struct op_hdr *h = (const struct op_hdr *)(st->log + o);
-        if (n == st->run_cap) {
-            size_t ncap = st->run_cap ? 2 * st->run_cap : 256;
-            struct run_ent *nr = realloc(st->run, ncap * sizeof *nr);
-            if (nr == NULL)
-                break; /* apply what was gathered, sorted; the rest comes next */
-            st->run = nr;
-            st->run_cap = ncap;
-        }
-        st->run[n].h = h;
-        st->run[n].seq = n;
-        n++;
-        o += op_size(h);
-    }
-    if (n == 0) { /* no memory for even one entry: apply it unsorted */
-        const struct op_hdr *h = (const struct op_hdr *)(st->log + o);
-        const uint8_t *k = (const uint8_t *)(h + 1);
-        *off = o + op_size(h);
-        (*done)++;
-        return apply_op(st, txn, h, k, k + h->klen, k + h->klen + h->alen);
-    }
-    if (n > 1)
-        qsort(st->run, n, sizeof *st->run, run_cmp);
-    for (size_t i = 0; i < n; i++) {
-        const struct op_hdr *h = st->run[i].h;
-        const uint8_t *k = (const uint8_t *)(h + 1);
-        int rc = put_app(st, txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, k + h->klen + h->alen,
-                         h->vlen);
-        if (rc)
-            return rc;
-    }
-    /* Then their tag-index entries, to the delta (tagidx.c; the merge
-     * puts them in the index's order). A writer always has the delta: its
-     * open creates it. */
-    uint8_t ik[CKPT_NAMEKEY_MAX + 8];
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const struct op_hdr *h = st->run[i].h;
-        rc = ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
-    }
-    if (rc)
-        return rc;
-    *off = o;
-    *done += n;
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Commit                                                              */
-/* ------------------------------------------------------------------ */
-
-static int put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m)
-{
-    uint8_t buf[512];
-    size_t len;
-    if (ckpt_meta_encode(buf, sizeof buf, &len, m) != 0)
-        return EINVAL;
-    MDB_val key = {strlen(CKPT_META_KEY), CKPT_META_KEY}, val = {len, buf};
-    return ckpt_put_sealed(st, txn, st->dbi[CKPT_DB_META], &key, &val, 0);
-}
-
-static int grow_map(ckpt_store *st)
-{
-    size_t want = st->map_size * 2;
-    while (want < st->map_size + 4 * st->log_len)
-        want *= 2;
-    pthread_rwlock_wrlock(&st->grow);
-    int rc = mdb_env_set_mapsize(st->env, want);
-    st->map_base = NULL; /* remapped */
-    pthread_rwlock_unlock(&st->grow);
-    if (rc == 0) {
-        MDB_envinfo ei;
-        mdb_env_info(st->env, &ei);
-        st->map_size = ei.me_mapsize;
-    }
-    return rc;
-}
-
-/* LMDB reports a short page write as EIO ("short write, filesystem
- * full?"), and on a regular file a short write is the end of the space: a
- * full file system or the file-size limit (a write that fits no byte gets
- * ENOSPC/EFBIG itself). Says which, if either is the case now. */
-static int short_write_cause(const ckpt_store *st, char *why, size_t n)
-{
-    char data[4200];
-    struct stat sb;
-    struct rlimit rl;
-    struct statvfs fs;
-    snprintf(data, sizeof data, "%s/data.mdb", st->path);
-    if (stat(data, &sb) != 0)
-        return 0;
-    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (unsigned long long)sb.st_size >= (unsigned long long)rl.rlim_cur) {
-        snprintf(why, n, ": no space left: data.mdb reached the file size limit (RLIMIT_FSIZE) "
-                 "of %llu bytes", (unsigned long long)rl.rlim_cur);
-        return 1;
-    }
-    if (statvfs(st->path, &fs) == 0 && (unsigned long long)fs.f_bavail * fs.f_frsize < (1ull << 20)) {
-        snprintf(why, n, ": no space left: the file system has %llu bytes free",
-                 (unsigned long long)fs.f_bavail * fs.f_frsize);
-        return 1;
-    }
-    return 0;
-}
-
-/* Whether enough was committed since the last sync for the background
- * thread to sync now (interval and close modes). */
-static int sync_due(const ckpt_store *st)
-{
-    return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
-}
-
-/* End a write transaction: abort it after an error (rc), else commit it.
- * The commit's result; when the map was full, it is grown and *again
- * says to run the transaction again. *what names the step that failed. */
-static int txn_finish(ckpt_store *st, MDB_txn *txn, int rc, const char *volatile *what, int *again)
-{
-    *again = 0;
-    if (rc) {
-        mdb_txn_abort(txn);
-    } else {
-        *what = "mdb_txn_commit";
-        rc = mdb_txn_commit(txn);
-    }
-    if (rc != MDB_MAP_FULL)
-        return rc;
-    if ((rc = grow_map(st)) != 0) {
-        *what = "mdb_env_set_mapsize";
-        return rc;
-    }
-    *again = 1;
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Tag-index merge (format 3, tagidx.c "Format 3: the delta")          */
-/* ------------------------------------------------------------------ */
-
-static const int no_stop = 0;
-
-/* Entries a merge slice takes (whole chunks, so a little more). */
-#define MERGE_SLICE 65536u
-
-static unsigned merge_threshold(const ckpt_store *st)
-{
-    return st->opts.tagidx_merge ? st->opts.tagidx_merge : CKPT_TAGIDX_MERGE_DEFAULT;
-}
-
-/* Whether the delta is due for a merge: as many entries as the threshold,
- * or (by_age) any that waited sync_ms (1 s if 0). After a failed merge: a
- * damaged chunk never again (merge_err says why, reads report it), other
- * errors (a full disk) a second later. */
-static int merge_due(const ckpt_store *st, int by_age)
-{
-    if (!st->has_delta || st->delta_pending == 0)
-        return 0;
-    uint64_t now = ckpt_mono_ms();
-    if (st->merge_err && (st->merge_err == CKPT_E_CORRUPT || now - st->merge_err_ms < 1000))
-        return 0;
-    if (st->delta_pending >= merge_threshold(st))
-        return 1;
-    unsigned wait = st->opts.sync_ms ? st->opts.sync_ms : 1000;
-    return by_age && now - st->delta_since_ms >= wait;
-}
-
-/* One merge transaction under st->mu: 0 (*more: chunks remain), ECANCELED
- * when *stop rose (nothing merged), else a CKPT_E_* error, also kept in
- * merge_err. */
-static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
-{
-    char where[200] = "";
-    const char *volatile what = "mdb_txn_begin";
-    uint64_t merged = 0;
-    int again;
-    MDB_txn *txn = NULL;
-    struct ckpt_guard g;
-    int rc;
-    *more = 0;
-    if ((rc = ckpt_store_check_failed(st)) != 0)
-        return rc;
-    ckpt_guard_push(&g);
-    if (sigsetjmp(g.jb, 0) != 0) {
-        /* as in commit_locked: the transaction is abandoned where it was */
-        ckpt_guard_pop(&g);
-        ckpt_poison_env(st->path);
-        st->merge_err = CKPT_E_CORRUPT;
-        st->merge_err_ms = ckpt_mono_ms();
-        return ckpt_store_faulted(st, &g, "merging the tag index (a damaged page)");
-    }
-    for (;;) {
-        rc = mdb_txn_begin(st->env, NULL, 0, &txn);
-        if (rc)
-            break;
-        what = "merge";
-        rc = ckpt_tagidx_merge(st, txn, MERGE_SLICE, stop, &merged, more, where, sizeof where);
-        if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
-            break;
-    }
-    ckpt_guard_pop(&g);
-    if (rc == ECANCELED)
-        return rc;
-    if (rc) {
-        if (rc == MDB_PANIC)
-            __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
-        int code = rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
-        st->merge_err = code;
-        st->merge_err_ms = ckpt_mono_ms();
-        if (rc == MDB_CORRUPTED && where[0])
-            return ckpt_seterr(st, code, 0, "%s/data.mdb: merging the tag index: %s %s: the "
-                               "database is damaged; its entries stay unmerged", st->path,
-                               CKPT_DELTA_DB, where);
-        return ckpt_seterr(st, code, rc, "%s/data.mdb: merging the tag index failed at %s; its "
-                           "entries stay in %s", st->path, what, CKPT_DELTA_DB);
-    }
-    st->merge_err = 0;
-    if (*more) {
-        st->delta_pending = st->delta_pending > merged ? st->delta_pending - merged : 0;
-    } else {
-        st->delta_pending = 0;
-        st->delta_since_ms = 0;
-    }
-    st->commits_since_sync++;
-    return 0;
-}
-
-/* Merge every chunk, a slice at a time, with st->mu held, until *stop
- * rises. With `yield`, st->mu is let go between slices (the background
- * thread: the server's mutations get in). *merged: whether a slice was
- * merged. 0, ECANCELED, or a merge's error (kept in merge_err). */
-static int merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged)
-{
-    int more = 1, rc = 0;
-    *merged = 0;
-    while (more && st->delta_pending > 0 && !__atomic_load_n(stop, __ATOMIC_ACQUIRE) &&
-           (rc = merge_slice_locked(st, stop, &more)) == 0) {
-        *merged = 1;
-        if (more && yield) {
-            pthread_mutex_unlock(&st->mu);
-            pthread_mutex_lock(&st->mu);
-        }
-    }
-    return rc;
-}
-
-/* Apply the whole batch and commit it, growing the map as needed. Called
- * with st->mu held. `force` commits even an empty batch (meta changes). */
-static int commit_locked(ckpt_store *st, int force)
-{
-    struct ckpt_store_info m;
-    const char *volatile what = "begin";
-    int rc, again;
-
-    struct ckpt_guard g;
-    if ((rc = ckpt_store_check_failed(st)) != 0)
-        return rc;
-    if (st->nops == 0 && !force)
-        return 0;
-    ckpt_guard_push(&g);
-    if (sigsetjmp(g.jb, 0) != 0) {
-        /* LMDB faulted inside the write transaction: it is abandoned where
-         * it was (its cursors may be linked from dead stack frames, so not
-         * even mdb_txn_abort is safe), and LMDB's writer mutex stays held by
-         * this thread until the process ends. The batch stays staged; the
-         * handle is failed, and the environment is not opened for writing
-         * again in this process (poison_env). */
-        ckpt_guard_pop(&g);
-        ckpt_poison_env(st->path);
-        st->last_commit_err = CKPT_E_CORRUPT;
-        return ckpt_store_faulted(st, &g, "committing (the write transaction read a damaged page)");
-    }
-    uint64_t seq = st->delta_seq;
-    for (;;) {
-        MDB_txn *txn;
-        size_t off = 0, done = 0;
-        st->dbuf_len = 0;
-        st->dbuf_n = 0;
-        seq = st->delta_seq;
-        m = st->meta;
-        m.mutations += st->nops;
-        m.commits++;
-        m.last_commit_ms = (int64_t)ckpt_now_ms();
-        what = "mdb_txn_begin";
-        rc = mdb_txn_begin(st->env, NULL, 0, &txn);
-        if (rc)
-            break;
-        what = "apply";
-        while (rc == 0 && done < st->nops) {
-            const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
-            const uint8_t *k = st->log + off + sizeof *h;
-            if (h->kind == OP_PUT_KVTAG) {
-                rc = apply_kvtag_run(st, txn, &off, &done, st->nops - done);
-                continue;
-            }
-            const uint8_t *a = k + h->klen;
-            const uint8_t *v = a + h->alen;
-            rc = apply_op(st, txn, h, k, a, v);
-            if (rc == -1) {
-                mdb_txn_abort(txn);
-                st->last_commit_err = CKPT_E_COLLISION;
-                return ckpt_seterr(st, CKPT_E_COLLISION, 0,
-                                   "%s: two long names hash to the same key in %s; batch kept",
-                                   st->path, h->kind == OP_PUT_OBJ ? "obj_name" : "cont_name");
-            }
-            off += op_size(h);
-            done++;
-        }
-        if (rc == 0 && st->dbuf_n > 0) {
-            what = "kvtag_delta";
-            rc = ckpt_tagidx_log_flush(st, txn, &seq);
-        }
-        if (rc == 0) {
-            what = "meta";
-            rc = put_meta(st, txn, &m);
-        }
-        if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
-            break;
-    }
-    ckpt_guard_pop(&g);
-    if (rc) {
-        int code = ckpt_map_lmdb(rc);
-        char why[160] = "";
-        if (rc == MDB_PANIC)
-            __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
-        if (rc == EIO && short_write_cause(st, why, sizeof why))
-            code = CKPT_E_NOSPACE;
-        st->last_commit_err = code;
-        st->failed_nops = st->nops;
-        st->failed_ms = ckpt_mono_ms();
-        return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
-                           "they stay staged%s", st->path, st->nops, what, why);
-    }
-    st->meta = m;
-    st->id_seq_committed = m.id_seq;
-    st->delta_seq = seq;
-    if (st->dbuf_n > 0) {
-        st->delta_pending += st->dbuf_n;
-        if (st->delta_since_ms == 0)
-            st->delta_since_ms = ckpt_mono_ms();
-        if (merge_due(st, 0)) {
-            int merged;
-            if (st->closing)
-                ; /* close does not merge: the delta stays for the next writer */
-            else if (st->bg_running)
-                pthread_cond_signal(&st->bg_cv);
-            else /* no background thread: here; an error stays in merge_err */
-                merge_all_locked(st, &no_stop, 0, &merged);
-        }
-    }
-    st->dbuf_len = 0;
-    st->dbuf_n = 0;
-    st->commits_since_sync++;
-    st->bytes_since_sync += st->log_len;
-    if (st->opts.sync_mode != CKPT_SYNC_EVERY && sync_due(st))
-        pthread_cond_signal(&st->bg_cv);
-    st->log_len = 0;
-    st->nops = 0;
-    st->last_commit_err = 0;
-    return 0;
-}
-
-/* Every retry of a failed commit re-applies the whole staged batch, so the
- * commit policy retries only once the batch has doubled or a second has
- * passed (checkpoint and close always retry): on a full disk a mutation
- * then costs O(1) amortized instead of a stall growing with the batch. */
-static int retry_due(const ckpt_store *st)
-{
-    return st->last_commit_err == 0 || st->nops >= 2 * st->failed_nops ||
-           ckpt_mono_ms() - st->failed_ms >= 1000;
-}
-
-/* ------------------------------------------------------------------ */
-/* Background thread: time-based commits and periodic syncs            */
-/* ------------------------------------------------------------------ */
-
-/* A background sync, with st->mu held on entry and exit (not during the
- * fdatasync); returns when it ended (mono ms). */
-static uint64_t bg_sync(ckpt_store *st)
-{
-    struct ckpt_durable_tok tok;
-    st->commits_since_sync = 0;
-    st->bytes_since_sync = 0;
-    ckpt_durable_begin(st, &tok); /* the snapshot this sync records (durable.c) */
-    pthread_mutex_unlock(&st->mu);
-    ckpt_durable_end(st, &tok);   /* fdatasync, then the sync record */
-    pthread_mutex_lock(&st->mu);
-    return ckpt_mono_ms();
-}
-
-enum { BG_EXIT = 1, BG_RELEASE = 2 };
-static void *release_main(void *arg);
-
-static void *bg_main(void *arg)
-{
-    ckpt_store *st = arg;
-    uint64_t last_sync = ckpt_mono_ms();
-    pthread_mutex_lock(&st->mu);
-    while (!__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
-        unsigned tick = 1000;
-        if (st->opts.commit_ms && st->opts.commit_ms < tick)
-            tick = st->opts.commit_ms;
-        if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->opts.sync_ms && st->opts.sync_ms < tick)
-            tick = st->opts.sync_ms;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += tick / 1000;
-        ts.tv_nsec += (long)(tick % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&st->bg_cv, &st->mu, &ts);
-        if (__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
-            break;
-        uint64_t now = ckpt_mono_ms();
-        if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms &&
-            retry_due(st))
-            commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
-        if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
-            (now - last_sync >= st->opts.sync_ms || sync_due(st)))
-            last_sync = bg_sync(st);
-        if (merge_due(st, 1)) {
-            /* The tag index's delta, a slice at a time (others get st->mu
-             * in between); close stops it at once (bg_stop: the slice's
-             * transaction is abandoned, its chunks stay for the next
-             * merge). Then sync, so that close does not have to write the
-             * pages the merge rewrote. */
-            int merged;
-            merge_all_locked(st, &st->bg_stop, 1, &merged); /* an error stays in merge_err */
-            if (merged && st->opts.sync_mode != CKPT_SYNC_EVERY &&
-                !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
-                last_sync = bg_sync(st);
-        }
-    }
-    pthread_mutex_unlock(&st->mu);
-    /* Stopped: wait for the verdict. After a successful close the handle
-     * is released here, so that close neither waits for this thread's last
-     * step nor starts a thread of its own (release_later). */
-    while (sem_wait(&st->bg_sem) != 0)
-        ; /* EINTR */
-    if (__atomic_load_n(&st->bg_verdict, __ATOMIC_ACQUIRE) == BG_RELEASE) {
-        /* Woken by the closer, this thread may have taken its CPU: give it
-         * back, so that close returns before the unmapping starts. */
-        sched_yield();
-        release_main(st);
-    }
-    return NULL;
-}
-
-static void bg_start(ckpt_store *st)
-{
-    if (st->opts.readonly || (st->opts.commit_ms == 0 && st->opts.sync_mode == CKPT_SYNC_EVERY))
-        return;
-    __atomic_store_n(&st->bg_stop, 0, __ATOMIC_RELEASE);
-    if (pthread_create(&st->bg, NULL, bg_main, st) == 0)
-        st->bg_running = 1;
-}
-
-/* Ask the background thread to stop; it does once its current step (a
- * commit, or a sync) is over. */
-static void bg_request_stop(ckpt_store *st)
-{
-    if (!st->bg_running)
-        return;
-    /* first without st->mu, which a merge holds: it reads bg_stop as it
-     * goes and gives up at once */
-    __atomic_store_n(&st->bg_stop, 1, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&st->mu);
-    pthread_cond_signal(&st->bg_cv);
-    pthread_mutex_unlock(&st->mu);
-}
-
-static void bg_stop(ckpt_store *st)
-{
-    if (!st->bg_running)
-        return;
-    bg_request_stop(st);
-    __atomic_store_n(&st->bg_verdict, BG_EXIT, __ATOMIC_RELEASE);
-    sem_post(&st->bg_sem);
-    pthread_join(st->bg, NULL);
-    st->bg_running = 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Open / close                                                        */
 /* ------------------------------------------------------------------ */
-
-/* Drop writer.lock and store.lock (closing their descriptors drops the
- * flocks); a second call does nothing. */
-static void drop_locks(ckpt_store *st)
-{
-    if (st->writer_fd >= 0)
-        close(st->writer_fd);
-    if (st->root_fd >= 0)
-        close(st->root_fd);
-    st->writer_fd = st->root_fd = -1;
-}
-
-static void release(ckpt_store *st)
-{
-    ckpt_durable_release(st);
-    if (st->env)
-        mdb_env_close(st->env);
-    drop_locks(st);
-    pthread_mutex_destroy(&st->mu);
-    pthread_rwlock_destroy(&st->grow);
-    pthread_cond_destroy(&st->bg_cv);
-    sem_destroy(&st->bg_sem);
-    free(st->log);
-    free(st->run);
-    free(st->dbuf);
-    free(st->path);
-    free(st);
-}
-
-/* Closed writers whose environment a thread is still unmapping
- * (release_later). Every open waits for them first, as LMDB must not have
- * one environment open twice in a process (its fcntl locks are per
- * process); so do fork (a child would wait for threads it does not have)
- * and process exit (atexit), and ckpt_store_wait_closed on request. The
- * threads are joined there, never detached, so that none is left running
- * into a fork or an exit. */
-static pthread_mutex_t rel_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t rel_cv = PTHREAD_COND_INITIALIZER;
-static pthread_t rel_threads[64]; /* started, not joined yet */
-static unsigned rel_n;
-static unsigned rel_pending;      /* releases not finished yet */
-static pthread_once_t rel_once = PTHREAD_ONCE_INIT;
-
-void ckpt_store_wait_closed(void)
-{
-    pthread_mutex_lock(&rel_mu);
-    while (rel_n > 0) {
-        pthread_t t = rel_threads[--rel_n];
-        pthread_mutex_unlock(&rel_mu);
-        pthread_join(t, NULL);
-        pthread_mutex_lock(&rel_mu);
-    }
-    while (rel_pending) /* popped by a concurrent caller, still running */
-        pthread_cond_wait(&rel_cv, &rel_mu);
-    pthread_mutex_unlock(&rel_mu);
-}
-
-static void rel_prefork(void)
-{
-    pthread_mutex_lock(&rel_mu);
-    while (rel_n || rel_pending) { /* a close on another thread may add one */
-        pthread_mutex_unlock(&rel_mu);
-        ckpt_store_wait_closed();
-        pthread_mutex_lock(&rel_mu);
-    }
-}
-static void rel_postfork(void)
-{
-    pthread_mutex_unlock(&rel_mu);
-}
-static void rel_init(void)
-{
-    (void)pthread_atfork(rel_prefork, rel_postfork, rel_postfork);
-    (void)atexit(ckpt_store_wait_closed);
-}
-
-static void *release_main(void *arg)
-{
-    release(arg);
-    pthread_mutex_lock(&rel_mu);
-    if (--rel_pending == 0)
-        pthread_cond_broadcast(&rel_cv);
-    pthread_mutex_unlock(&rel_mu);
-    return NULL;
-}
 
 /* Release a writer whose last commit is durable. Unmapping the
  * environment costs about 0.1 us per page the process touched (2 ms for
@@ -871,29 +45,14 @@ static void *release_main(void *arg)
  * no thread can take it. */
 static void release_later(ckpt_store *st)
 {
-    int how = 0; /* 1: a new thread, 2: the background thread */
-    drop_locks(st);
-    pthread_once(&rel_once, rel_init);
-    pthread_mutex_lock(&rel_mu);
-    if (rel_n < sizeof rel_threads / sizeof rel_threads[0]) {
-        if (st->bg_running) {
-            rel_threads[rel_n] = st->bg;
-            how = 2;
-        } else if (pthread_create(&rel_threads[rel_n], NULL, release_main, st) == 0) {
-            how = 1;
-        }
-        if (how) {
-            rel_n++;
-            rel_pending++;
-        }
-    }
-    pthread_mutex_unlock(&rel_mu);
+    ckpt_drop_locks(st);
+    int how = ckpt_release_track(st, st->bg_running);
     if (how == 2) {
         __atomic_store_n(&st->bg_verdict, BG_RELEASE, __ATOMIC_RELEASE);
         sem_post(&st->bg_sem); /* st belongs to the thread now */
     } else if (how == 0) {
-        bg_stop(st);
-        release(st);
+        ckpt_bg_stop(st);
+        ckpt_release(st);
     }
 }
 
@@ -1318,7 +477,7 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
      * on is visible at the next open. It is as durable as the sync mode
      * makes any commit (in "sync" mode LMDB fsyncs it): a process crash
      * never loses it, and an fsync here would make every restart pay one. */
-    if ((rc = put_meta(st, txn, &st->meta)) != 0)
+    if ((rc = ckpt_put_meta(st, txn, &st->meta)) != 0)
         mdb_txn_abort(txn); /* a failed commit frees the txn by itself */
     else
         rc = mdb_txn_commit(txn);
@@ -1360,7 +519,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     sem_init(&st->bg_sem, 0, 0);
     size_t plen = strlen(o->root) + 32;
     if (strlen(o->root) > 4000 || (st->path = malloc(plen)) == NULL) {
-        release(st);
+        ckpt_release(st);
         return ckpt_seterr(NULL, CKPT_E_NAMETOOLONG, 0, "store root too long (%zu bytes)", strlen(o->root));
     }
     snprintf(st->path, plen, "%s/rank-%d", o->root, o->rank);
@@ -1370,7 +529,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         if (stat(st->path, &sb) != 0 || stat(data, &sb) != 0) {
             rc = ckpt_seterr(NULL, CKPT_E_NOSTORE, errno, "%s: no store here (%s missing)",
                              o->root, stat(st->path, &sb) != 0 ? "rank directory" : "data.mdb");
-            release(st);
+            ckpt_release(st);
             return rc;
         }
         if (sb.st_size == 0) {
@@ -1378,19 +537,19 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
              * EBADF when read-only): nothing committed is left */
             rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: empty (0 bytes): truncated, or the store's "
                              "creation stopped before anything was committed", data);
-            release(st);
+            ckpt_release(st);
             return rc;
         }
     }
     if (o->readonly) {
         /* readers may look at any store */
     } else if ((rc = check_owned(o->root)) != 0 || (rc = check_owned(st->path)) != 0) {
-        release(st);
+        ckpt_release(st);
         return rc;
     } else if (o->create && (rc = ckpt_fs_mkdirs(st->path)) != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create the store directory",
                                st->path);
-        release(st);
+        ckpt_release(st);
         return code;
     }
 
@@ -1412,7 +571,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
                                    "%s: %s%s", o->root, e == EWOULDBLOCK ?
                                    "the store is locked by another process that replaces or "
                                    "re-homes it" : "cannot lock store.lock", who);
-            release(st);
+            ckpt_release(st);
             return code;
         }
         /* One writer per rank environment: a second process writing the
@@ -1430,7 +589,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
                                    "%s: %s%s", st->path, e == EWOULDBLOCK ?
                                    "the store is open for writing by another process" :
                                    "cannot create writer.lock", who);
-            release(st);
+            ckpt_release(st);
             return code;
         }
         ckpt_lock_write_pid(st->writer_fd);
@@ -1440,13 +599,13 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         rc = ckpt_seterr(NULL, CKPT_E_FAILED, 0, "%s: a write transaction of this process faulted "
                          "on a damaged page of this store earlier, and LMDB's writer lock stays held "
                          "until the process ends; open it in a new process", data);
-        release(st);
+        ckpt_release(st);
         return rc;
     }
     /* power loss: roll back to the last synced state, before LMDB reads the
      * file (durable.c) */
     if ((rc = ckpt_durable_recover(st, data)) != 0) {
-        release(st);
+        ckpt_release(st);
         return rc;
     }
     struct ckpt_guard g;
@@ -1459,7 +618,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
             ckpt_poison_env(st->path);
         rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: opening it: %s: a page of the store is "
                          "damaged", data, what);
-        release(st); /* the transaction of the open is abandoned, not ended */
+        ckpt_release(st); /* the transaction of the open is abandoned, not ended */
         return rc;
     }
     rc = open_env(st, o, data);
@@ -1467,10 +626,10 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     if (rc == 0)
         rc = ckpt_durable_opened(st); /* the pin (a first sync record if needed) */
     if (rc != 0) {
-        release(st);
+        ckpt_release(st);
         return rc;
     }
-    bg_start(st);
+    ckpt_bg_start(st);
     *out = st;
     return 0;
 }
@@ -1501,7 +660,7 @@ static int writer_locked(ckpt_store *st, int (*fn)(ckpt_store *))
 
 static int checkpoint_locked(ckpt_store *st)
 {
-    return commit_locked(st, 0);
+    return ckpt_commit_locked(st, 0);
 }
 
 int ckpt_store_checkpoint(ckpt_store *st)
@@ -1518,12 +677,12 @@ int ckpt_store_close(ckpt_store *st)
         /* The background thread may be inside a sync: close does not wait
          * for it (both fdatasyncs wait for the same write-out); it stops,
          * and after a successful close releases the handle (release_later). */
-        bg_request_stop(st);
+        ckpt_bg_request_stop(st);
         struct ckpt_durable_tok tok;
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
         st->closing = 1;
-        rc = commit_locked(st, 1);
+        rc = ckpt_commit_locked(st, 1);
         st->closing = 0;
         if (rc)
             st->meta.clean = 0;
@@ -1533,14 +692,14 @@ int ckpt_store_close(ckpt_store *st)
         if (rc == 0 && (rc = ckpt_durable_end(st, &tok)) != 0)
             rc = ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: sync at close failed", st->path);
         if (rc) {
-            bg_stop(st);
-            bg_start(st);
+            ckpt_bg_stop(st);
+            ckpt_bg_start(st);
             return rc;
         }
         release_later(st);
         return 0;
     }
-    release(st);
+    ckpt_release(st);
     return 0;
 }
 
@@ -1548,8 +707,8 @@ void ckpt_store_discard(ckpt_store *st)
 {
     if (st == NULL)
         return;
-    bg_stop(st);
-    release(st);
+    ckpt_bg_stop(st);
+    ckpt_release(st);
 }
 
 const char *ckpt_store_path(const ckpt_store *st)
@@ -1565,16 +724,9 @@ size_t ckpt_store_pending(ckpt_store *st)
     return n;
 }
 
-static int merge_tags_locked(ckpt_store *st)
-{
-    int merged;
-    st->merge_err = 0; /* asked for: try again even after a failure */
-    return merge_all_locked(st, &no_stop, 0, &merged);
-}
-
 int ckpt_store_merge_tags(ckpt_store *st)
 {
-    return writer_locked(st, merge_tags_locked);
+    return writer_locked(st, ckpt_merge_tags_locked);
 }
 
 int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
@@ -1623,7 +775,7 @@ int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
      * (with the commit policy off, nothing else commits): persist the
      * sequence at half the gap, and refuse ids while it cannot be. */
     if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
-        (rc = commit_locked(st, 1)) != 0 &&
+        (rc = ckpt_commit_locked(st, 1)) != 0 &&
         st->meta.id_seq - st->id_seq_committed < CKPT_ID_CRASH_GAP - 1)
         rc = 0; /* still inside the gap: the next call retries the commit */
     if (rc == 0 && st->meta.id_seq >= CKPT_ID_BASE)
@@ -1712,8 +864,8 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
         st->batch_start_ms = ckpt_mono_ms();
     if (((st->opts.commit_every && st->nops >= st->opts.commit_every) ||
          (st->opts.commit_ms && ckpt_mono_ms() - st->batch_start_ms >= st->opts.commit_ms)) &&
-        retry_due(st))
-        rc = commit_locked(st, 0);
+        ckpt_retry_due(st))
+        rc = ckpt_commit_locked(st, 0);
 done:
     pthread_mutex_unlock(&st->mu);
     return rc;

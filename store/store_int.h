@@ -308,6 +308,55 @@ int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen
  * after every key of the database, else an ordinary put. */
 int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
 
+/* apply.c: one staged op (its key k, aux a and value v follow h) inside
+ * a write transaction; -1 for a hash collision of two long names in a
+ * name index (the caller reports it). ckpt_apply_kvtag_run: the run of
+ * consecutive kvtag puts at st->log + *off (at most `left` ops), in key
+ * order; advances *off and *done past it. */
+int ckpt_apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const uint8_t *k,
+                  const uint8_t *a, const uint8_t *v);
+int ckpt_apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done, size_t left);
+/* bytes of a staged op in the log: header, key, aux, value, padded to 8 */
+size_t ckpt_op_size(const struct op_hdr *h);
+
+/* commit.c, all under st->mu. ckpt_commit_locked: apply the whole batch
+ * and commit it, growing the map as needed; `force` commits even an empty
+ * batch (meta changes). ckpt_put_meta: the meta record m into txn.
+ * ckpt_retry_due: whether the commit policy may retry a failed commit now;
+ * ckpt_sync_due: whether enough was committed for a background sync. The
+ * tag index's delta: ckpt_merge_due (by_age: also one that waited
+ * sync_ms), ckpt_merge_all_locked (every chunk, a slice at a time, until
+ * *stop rises; `yield` lets st->mu go between slices), and
+ * ckpt_merge_tags_locked (asked for: even after a failed merge). */
+int ckpt_commit_locked(ckpt_store *st, int force);
+int ckpt_put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m);
+int ckpt_retry_due(const ckpt_store *st);
+int ckpt_sync_due(const ckpt_store *st);
+int ckpt_merge_due(const ckpt_store *st, int by_age);
+int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged);
+int ckpt_merge_tags_locked(ckpt_store *st);
+
+/* bg.c: the background thread of a writer that commits by time or syncs
+ * in the background (none otherwise). ckpt_bg_request_stop asks it to
+ * stop once its current step is over; ckpt_bg_stop also joins it (it
+ * exits: BG_EXIT). A stopped thread waits on bg_sem for its verdict:
+ * BG_EXIT, or BG_RELEASE to release the closed handle (release.c). */
+enum { BG_EXIT = 1, BG_RELEASE = 2 };
+void ckpt_bg_start(ckpt_store *st);
+void ckpt_bg_request_stop(ckpt_store *st);
+void ckpt_bg_stop(ckpt_store *st);
+
+/* release.c: ckpt_release frees st (its environment closed, its locks
+ * dropped); ckpt_drop_locks drops writer.lock and store.lock alone (a
+ * second call does nothing). ckpt_release_track hands st's release to a
+ * thread that every open, fork and exit waits for: the background thread
+ * when via_bg (2: the caller then posts BG_RELEASE to it), else a new one
+ * running ckpt_release_main (1); 0: none can take it, release it inline. */
+void ckpt_release(ckpt_store *st);
+void ckpt_drop_locks(ckpt_store *st);
+int ckpt_release_track(ckpt_store *st, int via_bg);
+void *ckpt_release_main(void *st);
+
 /* meta.c */
 int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
 int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
