@@ -336,6 +336,11 @@ int ckpt_merge_due(const ckpt_store *st, int by_age);
 int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged);
 int ckpt_merge_tags_locked(ckpt_store *st);
 
+/* schema.c: open the databases and read (or, *fresh, create) the meta
+ * record inside the open's transaction; a writer converts older formats
+ * there. Error set. */
+int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh);
+
 /* bg.c: the background thread of a writer that commits by time or syncs
  * in the background (none otherwise). ckpt_bg_request_stop asks it to
  * stop once its current step is over; ckpt_bg_stop also joins it (it
