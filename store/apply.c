@@ -255,7 +255,7 @@ static int run_cmp(const void *pa, const void *pb)
     return c;
 }
 
-/* Apply the run of consecutive kvtag puts starting at st->log + *off (at
+/* Apply the run of consecutive kvtag puts starting at st->batch.log + *off (at
  * most `left` ops) in key order. Puts of distinct keys commute and puts of
  * one key keep their order, so the result is the same as in log order; but
  * a server adds an object's tags in its own order ("tag0", "tag1", "tag10",
@@ -264,32 +264,32 @@ static int run_cmp(const void *pa, const void *pb)
 int ckpt_apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done, size_t left)
 {
     size_t n = 0, o = *off;
-    while (n < left && ((const struct op_hdr *)(st->log + o))->kind == OP_PUT_KVTAG) {
-        const struct op_hdr *h = (const struct op_hdr *)(st->log + o);
-        if (n == st->run_cap) {
-            size_t ncap = st->run_cap ? 2 * st->run_cap : 256;
-            struct run_ent *nr = realloc(st->run, ncap * sizeof *nr);
+    while (n < left && ((const struct op_hdr *)(st->batch.log + o))->kind == OP_PUT_KVTAG) {
+        const struct op_hdr *h = (const struct op_hdr *)(st->batch.log + o);
+        if (n == st->batch.run_cap) {
+            size_t ncap = st->batch.run_cap ? 2 * st->batch.run_cap : 256;
+            struct run_ent *nr = realloc(st->batch.run, ncap * sizeof *nr);
             if (nr == NULL)
                 break; /* apply what was gathered, sorted; the rest comes next */
-            st->run = nr;
-            st->run_cap = ncap;
+            st->batch.run = nr;
+            st->batch.run_cap = ncap;
         }
-        st->run[n].h = h;
-        st->run[n].seq = n;
+        st->batch.run[n].h = h;
+        st->batch.run[n].seq = n;
         n++;
         o += ckpt_op_size(h);
     }
     if (n == 0) { /* no memory for even one entry: apply it unsorted */
-        const struct op_hdr *h = (const struct op_hdr *)(st->log + o);
+        const struct op_hdr *h = (const struct op_hdr *)(st->batch.log + o);
         const uint8_t *k = (const uint8_t *)(h + 1);
         *off = o + ckpt_op_size(h);
         (*done)++;
         return ckpt_apply_op(st, txn, h, k, k + h->klen, k + h->klen + h->alen);
     }
     if (n > 1)
-        qsort(st->run, n, sizeof *st->run, run_cmp);
+        qsort(st->batch.run, n, sizeof *st->batch.run, run_cmp);
     for (size_t i = 0; i < n; i++) {
-        const struct op_hdr *h = st->run[i].h;
+        const struct op_hdr *h = st->batch.run[i].h;
         const uint8_t *k = (const uint8_t *)(h + 1);
         int rc = put_app(st, txn, st->dbi[CKPT_DB_KVTAG], k, h->klen, k + h->klen + h->alen,
                          h->vlen);
@@ -302,7 +302,7 @@ int ckpt_apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done
     uint8_t ik[CKPT_NAMEKEY_MAX + 8];
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const struct op_hdr *h = st->run[i].h;
+        const struct op_hdr *h = st->batch.run[i].h;
         rc = ckpt_tagidx_log(st, TAGIDX_OP_PUT, ik, tagidx_key(ik, (const uint8_t *)(h + 1), h->klen));
     }
     if (rc)

@@ -15,8 +15,8 @@
 static uint64_t bg_sync(ckpt_store *st)
 {
     struct ckpt_durable_tok tok;
-    st->commits_since_sync = 0;
-    st->bytes_since_sync = 0;
+    st->bg.commits_since_sync = 0;
+    st->bg.bytes_since_sync = 0;
     ckpt_durable_begin(st, &tok); /* the snapshot this sync records (durable.c) */
     pthread_mutex_unlock(&st->mu);
     ckpt_durable_end(st, &tok);   /* fdatasync, then the sync record */
@@ -29,7 +29,7 @@ static void *bg_main(void *arg)
     ckpt_store *st = arg;
     uint64_t last_sync = ckpt_mono_ms();
     pthread_mutex_lock(&st->mu);
-    while (!__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE)) {
+    while (!__atomic_load_n(&st->bg.stop, __ATOMIC_ACQUIRE)) {
         unsigned tick = 1000;
         if (st->opts.commit_ms && st->opts.commit_ms < tick)
             tick = st->opts.commit_ms;
@@ -43,26 +43,26 @@ static void *bg_main(void *arg)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&st->bg_cv, &st->mu, &ts);
-        if (__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
+        pthread_cond_timedwait(&st->bg.cv, &st->mu, &ts);
+        if (__atomic_load_n(&st->bg.stop, __ATOMIC_ACQUIRE))
             break;
         uint64_t now = ckpt_mono_ms();
-        if (st->opts.commit_ms && st->nops && now - st->batch_start_ms >= st->opts.commit_ms &&
+        if (st->opts.commit_ms && st->batch.nops && now - st->batch.start_ms >= st->opts.commit_ms &&
             ckpt_retry_due(st))
-            ckpt_commit_locked(st, 0); /* an error stays in last_commit_err/errmsg */
-        if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->commits_since_sync &&
+            ckpt_commit_locked(st, 0); /* an error stays in commit.last_err/errmsg */
+        if (st->opts.sync_mode != CKPT_SYNC_EVERY && st->bg.commits_since_sync &&
             (now - last_sync >= st->opts.sync_ms || ckpt_sync_due(st)))
             last_sync = bg_sync(st);
         if (ckpt_merge_due(st, 1)) {
             /* The tag index's delta, a slice at a time (others get st->mu
-             * in between); close stops it at once (bg_stop: the slice's
+             * in between); close stops it at once (bg.stop: the slice's
              * transaction is abandoned, its chunks stay for the next
              * merge). Then sync, so that close does not have to write the
              * pages the merge rewrote. */
             int merged;
-            ckpt_merge_all_locked(st, &st->bg_stop, 1, &merged); /* an error stays in merge_err */
+            ckpt_merge_all_locked(st, &st->bg.stop, 1, &merged); /* an error stays in merge_err */
             if (merged && st->opts.sync_mode != CKPT_SYNC_EVERY &&
-                !__atomic_load_n(&st->bg_stop, __ATOMIC_ACQUIRE))
+                !__atomic_load_n(&st->bg.stop, __ATOMIC_ACQUIRE))
                 last_sync = bg_sync(st);
         }
     }
@@ -70,9 +70,9 @@ static void *bg_main(void *arg)
     /* Stopped: wait for the verdict. After a successful close the handle
      * is released here, so that close neither waits for this thread's last
      * step nor starts a thread of its own (release_later). */
-    while (sem_wait(&st->bg_sem) != 0)
+    while (sem_wait(&st->bg.sem) != 0)
         ; /* EINTR */
-    if (__atomic_load_n(&st->bg_verdict, __ATOMIC_ACQUIRE) == BG_RELEASE) {
+    if (__atomic_load_n(&st->bg.verdict, __ATOMIC_ACQUIRE) == BG_RELEASE) {
         /* Woken by the closer, this thread may have taken its CPU: give it
          * back, so that close returns before the unmapping starts. */
         sched_yield();
@@ -85,32 +85,32 @@ void ckpt_bg_start(ckpt_store *st)
 {
     if (st->opts.readonly || (st->opts.commit_ms == 0 && st->opts.sync_mode == CKPT_SYNC_EVERY))
         return;
-    __atomic_store_n(&st->bg_stop, 0, __ATOMIC_RELEASE);
-    if (pthread_create(&st->bg, NULL, bg_main, st) == 0)
-        st->bg_running = 1;
+    __atomic_store_n(&st->bg.stop, 0, __ATOMIC_RELEASE);
+    if (pthread_create(&st->bg.thread, NULL, bg_main, st) == 0)
+        st->bg.running = 1;
 }
 
 /* Ask the background thread to stop; it does once its current step (a
  * commit, or a sync) is over. */
 void ckpt_bg_request_stop(ckpt_store *st)
 {
-    if (!st->bg_running)
+    if (!st->bg.running)
         return;
     /* first without st->mu, which a merge holds: it reads bg_stop as it
      * goes and gives up at once */
-    __atomic_store_n(&st->bg_stop, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->bg.stop, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&st->mu);
-    pthread_cond_signal(&st->bg_cv);
+    pthread_cond_signal(&st->bg.cv);
     pthread_mutex_unlock(&st->mu);
 }
 
 void ckpt_bg_stop(ckpt_store *st)
 {
-    if (!st->bg_running)
+    if (!st->bg.running)
         return;
     ckpt_bg_request_stop(st);
-    __atomic_store_n(&st->bg_verdict, BG_EXIT, __ATOMIC_RELEASE);
-    sem_post(&st->bg_sem);
-    pthread_join(st->bg, NULL);
-    st->bg_running = 0;
+    __atomic_store_n(&st->bg.verdict, BG_EXIT, __ATOMIC_RELEASE);
+    sem_post(&st->bg.sem);
+    pthread_join(st->bg.thread, NULL);
+    st->bg.running = 0;
 }

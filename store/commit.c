@@ -38,7 +38,7 @@ int ckpt_put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m)
 static int grow_map(ckpt_store *st)
 {
     size_t want = st->map_size * 2;
-    while (want < st->map_size + 4 * st->log_len)
+    while (want < st->map_size + 4 * st->batch.log_len)
         want *= 2;
     pthread_rwlock_wrlock(&st->grow);
     int rc = mdb_env_set_mapsize(st->env, want);
@@ -83,7 +83,7 @@ static int short_write_cause(const ckpt_store *st, char *why, size_t n)
  * thread to sync now (interval and close modes). */
 int ckpt_sync_due(const ckpt_store *st)
 {
-    return st->opts.sync_kb && st->bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
+    return st->opts.sync_kb && st->bg.bytes_since_sync >= (size_t)st->opts.sync_kb << 10;
 }
 
 /* End a write transaction: abort it after an error (rc), else commit it.
@@ -128,15 +128,15 @@ static unsigned merge_threshold(const ckpt_store *st)
  * errors (a full disk) a second later. */
 int ckpt_merge_due(const ckpt_store *st, int by_age)
 {
-    if (!st->has_delta || st->delta_pending == 0)
+    if (!st->delta.on || st->delta.pending == 0)
         return 0;
     uint64_t now = ckpt_mono_ms();
-    if (st->merge_err && (st->merge_err == CKPT_E_CORRUPT || now - st->merge_err_ms < 1000))
+    if (st->delta.merge_err && (st->delta.merge_err == CKPT_E_CORRUPT || now - st->delta.merge_err_ms < 1000))
         return 0;
-    if (st->delta_pending >= merge_threshold(st))
+    if (st->delta.pending >= merge_threshold(st))
         return 1;
     unsigned wait = st->opts.sync_ms ? st->opts.sync_ms : 1000;
-    return by_age && now - st->delta_since_ms >= wait;
+    return by_age && now - st->delta.since_ms >= wait;
 }
 
 /* One merge transaction under st->mu: 0 (*more: chunks remain), ECANCELED
@@ -159,8 +159,8 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         /* as in ckpt_commit_locked: the transaction is abandoned where it was */
         ckpt_guard_pop(&g);
         ckpt_poison_env(st->path);
-        st->merge_err = CKPT_E_CORRUPT;
-        st->merge_err_ms = ckpt_mono_ms();
+        st->delta.merge_err = CKPT_E_CORRUPT;
+        st->delta.merge_err_ms = ckpt_mono_ms();
         return ckpt_store_faulted(st, &g, "merging the tag index (a damaged page)");
     }
     for (;;) {
@@ -177,10 +177,10 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         return rc;
     if (rc) {
         if (rc == MDB_PANIC)
-            __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&st->fault.failed, 1, __ATOMIC_RELEASE);
         int code = rc == MDB_CORRUPTED ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
-        st->merge_err = code;
-        st->merge_err_ms = ckpt_mono_ms();
+        st->delta.merge_err = code;
+        st->delta.merge_err_ms = ckpt_mono_ms();
         if (rc == MDB_CORRUPTED && where[0])
             return ckpt_seterr(st, code, 0, "%s/data.mdb: merging the tag index: %s %s: the "
                                "database is damaged; its entries stay unmerged", st->path,
@@ -188,14 +188,14 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         return ckpt_seterr(st, code, rc, "%s/data.mdb: merging the tag index failed at %s; its "
                            "entries stay in %s", st->path, what, CKPT_DELTA_DB);
     }
-    st->merge_err = 0;
+    st->delta.merge_err = 0;
     if (*more) {
-        st->delta_pending = st->delta_pending > merged ? st->delta_pending - merged : 0;
+        st->delta.pending = st->delta.pending > merged ? st->delta.pending - merged : 0;
     } else {
-        st->delta_pending = 0;
-        st->delta_since_ms = 0;
+        st->delta.pending = 0;
+        st->delta.since_ms = 0;
     }
-    st->commits_since_sync++;
+    st->bg.commits_since_sync++;
     return 0;
 }
 
@@ -207,7 +207,7 @@ int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merge
 {
     int more = 1, rc = 0;
     *merged = 0;
-    while (more && st->delta_pending > 0 && !__atomic_load_n(stop, __ATOMIC_ACQUIRE) &&
+    while (more && st->delta.pending > 0 && !__atomic_load_n(stop, __ATOMIC_ACQUIRE) &&
            (rc = merge_slice_locked(st, stop, &more)) == 0) {
         *merged = 1;
         if (more && yield) {
@@ -229,7 +229,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
     struct ckpt_guard g;
     if ((rc = ckpt_store_check_failed(st)) != 0)
         return rc;
-    if (st->nops == 0 && !force)
+    if (st->batch.nops == 0 && !force)
         return 0;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
@@ -241,18 +241,18 @@ int ckpt_commit_locked(ckpt_store *st, int force)
          * again in this process (poison_env). */
         ckpt_guard_pop(&g);
         ckpt_poison_env(st->path);
-        st->last_commit_err = CKPT_E_CORRUPT;
+        st->commit.last_err = CKPT_E_CORRUPT;
         return ckpt_store_faulted(st, &g, "committing (the write transaction read a damaged page)");
     }
-    uint64_t seq = st->delta_seq;
+    uint64_t seq = st->delta.seq;
     for (;;) {
         MDB_txn *txn;
         size_t off = 0, done = 0;
-        st->dbuf_len = 0;
-        st->dbuf_n = 0;
-        seq = st->delta_seq;
+        st->delta.buf_len = 0;
+        st->delta.buf_n = 0;
+        seq = st->delta.seq;
         m = st->meta;
-        m.mutations += st->nops;
+        m.mutations += st->batch.nops;
         m.commits++;
         m.last_commit_ms = (int64_t)ckpt_now_ms();
         what = "mdb_txn_begin";
@@ -260,11 +260,11 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         if (rc)
             break;
         what = "apply";
-        while (rc == 0 && done < st->nops) {
-            const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
-            const uint8_t *k = st->log + off + sizeof *h;
+        while (rc == 0 && done < st->batch.nops) {
+            const struct op_hdr *h = (const struct op_hdr *)(st->batch.log + off);
+            const uint8_t *k = st->batch.log + off + sizeof *h;
             if (h->kind == OP_PUT_KVTAG) {
-                rc = ckpt_apply_kvtag_run(st, txn, &off, &done, st->nops - done);
+                rc = ckpt_apply_kvtag_run(st, txn, &off, &done, st->batch.nops - done);
                 continue;
             }
             const uint8_t *a = k + h->klen;
@@ -272,7 +272,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
             rc = ckpt_apply_op(st, txn, h, k, a, v);
             if (rc == -1) {
                 mdb_txn_abort(txn);
-                st->last_commit_err = CKPT_E_COLLISION;
+                st->commit.last_err = CKPT_E_COLLISION;
                 return ckpt_seterr(st, CKPT_E_COLLISION, 0,
                                    "%s: two long names hash to the same key in %s; batch kept",
                                    st->path, h->kind == OP_PUT_OBJ ? "obj_name" : "cont_name");
@@ -280,7 +280,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
             off += ckpt_op_size(h);
             done++;
         }
-        if (rc == 0 && st->dbuf_n > 0) {
+        if (rc == 0 && st->delta.buf_n > 0) {
             what = "kvtag_delta";
             rc = ckpt_tagidx_log_flush(st, txn, &seq);
         }
@@ -296,41 +296,41 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         int code = ckpt_map_lmdb(rc);
         char why[160] = "";
         if (rc == MDB_PANIC)
-            __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&st->fault.failed, 1, __ATOMIC_RELEASE);
         if (rc == EIO && short_write_cause(st, why, sizeof why))
             code = CKPT_E_NOSPACE;
-        st->last_commit_err = code;
-        st->failed_nops = st->nops;
-        st->failed_ms = ckpt_mono_ms();
+        st->commit.last_err = code;
+        st->commit.failed_nops = st->batch.nops;
+        st->commit.failed_ms = ckpt_mono_ms();
         return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
-                           "they stay staged%s", st->path, st->nops, what, why);
+                           "they stay staged%s", st->path, st->batch.nops, what, why);
     }
     st->meta = m;
     st->id_seq_committed = m.id_seq;
-    st->delta_seq = seq;
-    if (st->dbuf_n > 0) {
-        st->delta_pending += st->dbuf_n;
-        if (st->delta_since_ms == 0)
-            st->delta_since_ms = ckpt_mono_ms();
+    st->delta.seq = seq;
+    if (st->delta.buf_n > 0) {
+        st->delta.pending += st->delta.buf_n;
+        if (st->delta.since_ms == 0)
+            st->delta.since_ms = ckpt_mono_ms();
         if (ckpt_merge_due(st, 0)) {
             int merged;
-            if (st->closing)
+            if (st->commit.closing)
                 ; /* close does not merge: the delta stays for the next writer */
-            else if (st->bg_running)
-                pthread_cond_signal(&st->bg_cv);
+            else if (st->bg.running)
+                pthread_cond_signal(&st->bg.cv);
             else /* no background thread: here; an error stays in merge_err */
                 ckpt_merge_all_locked(st, &no_stop, 0, &merged);
         }
     }
-    st->dbuf_len = 0;
-    st->dbuf_n = 0;
-    st->commits_since_sync++;
-    st->bytes_since_sync += st->log_len;
+    st->delta.buf_len = 0;
+    st->delta.buf_n = 0;
+    st->bg.commits_since_sync++;
+    st->bg.bytes_since_sync += st->batch.log_len;
     if (st->opts.sync_mode != CKPT_SYNC_EVERY && ckpt_sync_due(st))
-        pthread_cond_signal(&st->bg_cv);
-    st->log_len = 0;
-    st->nops = 0;
-    st->last_commit_err = 0;
+        pthread_cond_signal(&st->bg.cv);
+    st->batch.log_len = 0;
+    st->batch.nops = 0;
+    st->commit.last_err = 0;
     return 0;
 }
 
@@ -340,13 +340,13 @@ int ckpt_commit_locked(ckpt_store *st, int force)
  * then costs O(1) amortized instead of a stall growing with the batch. */
 int ckpt_retry_due(const ckpt_store *st)
 {
-    return st->last_commit_err == 0 || st->nops >= 2 * st->failed_nops ||
-           ckpt_mono_ms() - st->failed_ms >= 1000;
+    return st->commit.last_err == 0 || st->batch.nops >= 2 * st->commit.failed_nops ||
+           ckpt_mono_ms() - st->commit.failed_ms >= 1000;
 }
 
 int ckpt_merge_tags_locked(ckpt_store *st)
 {
     int merged;
-    st->merge_err = 0; /* asked for: try again even after a failure */
+    st->delta.merge_err = 0; /* asked for: try again even after a failure */
     return ckpt_merge_all_locked(st, &no_stop, 0, &merged);
 }

@@ -24,20 +24,20 @@ int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *w
 {
     char what[300];
     ckpt_describe_fault(what, sizeof what, g, st);
-    if (__atomic_exchange_n(&st->fault_set, 1, __ATOMIC_ACQ_REL) == 0)
-        snprintf(st->fault, sizeof st->fault, "%s/data.mdb: %s: %s", st->path, where, what);
-    __atomic_store_n(&st->failed, 1, __ATOMIC_RELEASE);
+    if (__atomic_exchange_n(&st->fault.set, 1, __ATOMIC_ACQ_REL) == 0)
+        snprintf(st->fault.what, sizeof st->fault.what, "%s/data.mdb: %s: %s", st->path, where, what);
+    __atomic_store_n(&st->fault.failed, 1, __ATOMIC_RELEASE);
     return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: %s: %s: a page of the store is "
                        "damaged; this handle does not read it again (close it)", st->path, where, what);
 }
 
 int ckpt_store_check_failed(ckpt_store *st)
 {
-    if (!__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&st->fault.failed, __ATOMIC_ACQUIRE))
         return 0;
-    if (__atomic_load_n(&st->fault_set, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&st->fault.set, __ATOMIC_ACQUIRE))
         return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s/data.mdb: not read again after an earlier "
-                           "fault on a damaged page (%s); close the store", st->path, st->fault);
+                           "fault on a damaged page (%s); close the store", st->path, st->fault.what);
     return ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
                        st->path);
 }

@@ -23,10 +23,10 @@
 static void release_later(ckpt_store *st)
 {
     ckpt_drop_locks(st);
-    int how = ckpt_release_track(st, st->bg_running);
+    int how = ckpt_release_track(st, st->bg.running);
     if (how == 2) {
-        __atomic_store_n(&st->bg_verdict, BG_RELEASE, __ATOMIC_RELEASE);
-        sem_post(&st->bg_sem); /* st belongs to the thread now */
+        __atomic_store_n(&st->bg.verdict, BG_RELEASE, __ATOMIC_RELEASE);
+        sem_post(&st->bg.sem); /* st belongs to the thread now */
     } else if (how == 0) {
         ckpt_bg_stop(st);
         ckpt_release(st);
@@ -69,9 +69,9 @@ int ckpt_store_close(ckpt_store *st)
         struct ckpt_durable_tok tok;
         pthread_mutex_lock(&st->mu);
         st->meta.clean = 1;
-        st->closing = 1;
+        st->commit.closing = 1;
         rc = ckpt_commit_locked(st, 1);
-        st->closing = 0;
+        st->commit.closing = 0;
         if (rc)
             st->meta.clean = 0;
         else
@@ -117,7 +117,7 @@ int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
         return CKPT_E_INVAL;
     pthread_mutex_lock(&st->mu);
     *info = st->meta;
-    uint64_t pending = st->delta_pending;
+    uint64_t pending = st->delta.pending;
     pthread_mutex_unlock(&st->mu);
     if (st->opts.readonly) {
         /* a reader sees the meta of the last commit, re-read now */

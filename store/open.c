@@ -290,13 +290,13 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     if ((st = calloc(1, sizeof *st)) == NULL)
         return ckpt_seterr(NULL, CKPT_E_NOMEM, 0, "out of memory");
     st->opts = *o;
-    st->writer_fd = -1;
-    st->root_fd = -1;
+    st->locks.writer_fd = -1;
+    st->locks.root_fd = -1;
     ckpt_durable_init(st);
     pthread_mutex_init(&st->mu, NULL);
     pthread_rwlock_init(&st->grow, NULL);
-    pthread_cond_init(&st->bg_cv, NULL);
-    sem_init(&st->bg_sem, 0, 0);
+    pthread_cond_init(&st->bg.cv, NULL);
+    sem_init(&st->bg.sem, 0, 0);
     size_t plen = strlen(o->root) + 32;
     if (strlen(o->root) > 4000 || (st->path = malloc(plen)) == NULL) {
         ckpt_release(st);
@@ -340,8 +340,8 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
          * writable) has no such operation either. */
         char lk[4200];
         snprintf(lk, sizeof lk, "%s/store.lock", o->root);
-        st->root_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (st->root_fd >= 0 && flock(st->root_fd, LOCK_SH | LOCK_NB) != 0) {
+        st->locks.root_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->locks.root_fd >= 0 && flock(st->locks.root_fd, LOCK_SH | LOCK_NB) != 0) {
             int e = errno;
             long pid = ckpt_lock_read_pid(lk);
             char who[48] = "";
@@ -358,8 +358,8 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
          * same store would interleave its batches and meta with ours. Its
          * pid goes into the file, for the messages of those it keeps out. */
         snprintf(lk, sizeof lk, "%s/writer.lock", st->path);
-        st->writer_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (st->writer_fd < 0 || flock(st->writer_fd, LOCK_EX | LOCK_NB) != 0) {
+        st->locks.writer_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->locks.writer_fd < 0 || flock(st->locks.writer_fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             long pid = e == EWOULDBLOCK ? ckpt_lock_read_pid(lk) : 0;
             char who[48] = "";
@@ -372,7 +372,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
             ckpt_release(st);
             return code;
         }
-        ckpt_lock_write_pid(st->writer_fd);
+        ckpt_lock_write_pid(st->locks.writer_fd);
     }
 
     if (!o->readonly && ckpt_is_poisoned(data)) {

@@ -73,7 +73,7 @@ static void dir_of(char *dir, size_t cap, const char *path)
 /* The batch in the file's layout, with its header: built under st->mu. */
 static int encode_locked(ckpt_store *st, uint8_t **out, size_t *outlen)
 {
-    size_t len = st->log_len;
+    size_t len = st->batch.log_len;
     uint8_t *buf = malloc(PND_HDR + len);
     if (buf == NULL)
         return ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: no memory for the pending file (%zu bytes)",
@@ -84,14 +84,14 @@ static int encode_locked(ckpt_store *st, uint8_t **out, size_t *outlen)
     ckpt_le32_put(buf + 12, PND_HDR);
     ckpt_le32_put(buf + 16, (uint32_t)st->opts.rank);
     ckpt_le32_put(buf + 20, (uint32_t)st->opts.nranks);
-    ckpt_le64_put(buf + 24, st->nops);
+    ckpt_le64_put(buf + 24, st->batch.nops);
     ckpt_le64_put(buf + 32, len);
     size_t off = 0;
     while (off < len) {
-        const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
+        const struct op_hdr *h = (const struct op_hdr *)(st->batch.log + off);
         size_t n = op_bytes(h->klen, h->alen, h->vlen);
         uint8_t *o = buf + PND_HDR + off;
-        memcpy(o, st->log + off, n); /* key, aux, value and padding */
+        memcpy(o, st->batch.log + off, n); /* key, aux, value and padding */
         o[0] = h->kind;
         o[1] = h->db;
         o[2] = o[3] = 0;
@@ -125,15 +125,15 @@ int ckpt_store_pending_export(ckpt_store *st, const char *path, size_t *nops)
         return ckpt_seterr(st, CKPT_E_NAMETOOLONG, 0, "%s: pending file path too long", path);
     /* Replacing a pending file this writer did not replay would lose its
      * mutations. */
-    if (stat(path, &sb) == 0 && !(st->pending_have && (uint64_t)sb.st_dev == st->pending_dev &&
-                                  (uint64_t)sb.st_ino == st->pending_ino))
+    if (stat(path, &sb) == 0 && !(st->pending.have && (uint64_t)sb.st_dev == st->pending.dev &&
+                                  (uint64_t)sb.st_ino == st->pending.ino))
         return ckpt_seterr(st, CKPT_E_EXISTS, 0,
                            "%s: a pending file is already there and was not replayed into this "
                            "store (%s): not replacing it",
                            path, st->path);
     pthread_mutex_lock(&st->mu);
     rc = encode_locked(st, &buf, &len);
-    n = st->nops;
+    n = st->batch.nops;
     pthread_mutex_unlock(&st->mu);
     if (rc)
         return rc;
@@ -173,9 +173,9 @@ int ckpt_store_pending_export(ckpt_store *st, const char *path, size_t *nops)
                            "%s: the pending file is written but its directory %s did not sync: %s",
                            path, dir, strerror(e));
     if (stat(path, &sb) == 0) {
-        st->pending_have = 1;
-        st->pending_dev = (uint64_t)sb.st_dev;
-        st->pending_ino = (uint64_t)sb.st_ino;
+        st->pending.have = 1;
+        st->pending.dev = (uint64_t)sb.st_dev;
+        st->pending.ino = (uint64_t)sb.st_ino;
     }
     if (nops)
         *nops = n;
@@ -300,7 +300,7 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         *nops = 0;
     if (st == NULL || path == NULL)
         return ckpt_error(CKPT_E_INVAL, "pending file: no store or no path");
-    if (st->opts.readonly || st->writer_fd < 0)
+    if (st->opts.readonly || st->locks.writer_fd < 0)
         return ckpt_seterr(st, CKPT_E_READONLY, 0,
                            "%s: replaying %s needs the store open for writing", st->path, path);
     if ((rc = read_file(st, path, &buf, &flen)) != 0)
@@ -382,8 +382,8 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         free(buf);
         return rc;
     }
-    if (st->nops != 0) {
-        size_t have = st->nops;
+    if (st->batch.nops != 0) {
+        size_t have = st->batch.nops;
         pthread_mutex_unlock(&st->mu);
         free(buf);
         return ckpt_seterr(st, CKPT_E_BUSY, 0,
@@ -391,19 +391,19 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
                            "before anything else; nothing staged",
                            st->path, have, path);
     }
-    if (st->log_len + len > st->log_cap) {
-        size_t ncap = st->log_cap ? st->log_cap : 64 * 1024;
-        while (ncap < st->log_len + len)
+    if (st->batch.log_len + len > st->batch.log_cap) {
+        size_t ncap = st->batch.log_cap ? st->batch.log_cap : 64 * 1024;
+        while (ncap < st->batch.log_len + len)
             ncap *= 2;
-        uint8_t *nl = realloc(st->log, ncap);
+        uint8_t *nl = realloc(st->batch.log, ncap);
         if (nl == NULL) {
             pthread_mutex_unlock(&st->mu);
             free(buf);
             return ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes",
                                st->path, ncap);
         }
-        st->log = nl;
-        st->log_cap = ncap;
+        st->batch.log = nl;
+        st->batch.log_cap = ncap;
     }
     /* ids the file's records carry stay behind the sequence */
     for (off = 0; off < len;) {
@@ -416,19 +416,19 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
             reserve_locked(st, k + 8);
         off += op_bytes(h->klen, h->alen, h->vlen);
     }
-    memcpy(st->log + st->log_len, ops, (size_t)len);
-    st->log_len += (size_t)len;
-    if (st->nops == 0)
-        st->batch_start_ms = 0;
-    st->nops += (size_t)n;
+    memcpy(st->batch.log + st->batch.log_len, ops, (size_t)len);
+    st->batch.log_len += (size_t)len;
+    if (st->batch.nops == 0)
+        st->batch.start_ms = 0;
+    st->batch.nops += (size_t)n;
     pthread_mutex_unlock(&st->mu);
     free(buf);
 
     struct stat sb;
     if (stat(path, &sb) == 0) {
-        st->pending_have = 1;
-        st->pending_dev = (uint64_t)sb.st_dev;
-        st->pending_ino = (uint64_t)sb.st_ino;
+        st->pending.have = 1;
+        st->pending.dev = (uint64_t)sb.st_dev;
+        st->pending.ino = (uint64_t)sb.st_ino;
     }
     /* Commit; only then is the file redundant. A failed commit keeps them
      * staged (as any failed commit does) and the file where it is. */
@@ -456,7 +456,7 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
     char dir[PATH_MAX];
     dir_of(dir, sizeof dir, path);
     (void)ckpt_fs_fsync(dir); /* the removal's durability: a replay again is harmless */
-    st->pending_have = 0;
+    st->pending.have = 0;
     if (nops)
         *nops = (size_t)n;
     return 0;

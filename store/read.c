@@ -106,6 +106,13 @@ static int read_failed(ckpt_rtxn *tx, int rc, const char *what, int db)
                        ckpt_db_name(db));
 }
 
+/* A database this reader's store was written without (schema.c): it
+ * reads as empty. */
+static int absent(const ckpt_rtxn *tx, int db)
+{
+    return (tx->st->absent >> db) & 1u;
+}
+
 static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v)
 {
     return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: a %s of %zu bytes that "
@@ -190,7 +197,7 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         snprintf(where, sizeof where, "reading %s", ckpt_db_name(db));
         return ckpt_store_faulted(tx->st, &g, where);
     }
-    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent) {
+    if (absent(tx, db)) {
         ckpt_guard_pop(&g);
         return CKPT_E_NOTFOUND;
     }
@@ -396,8 +403,8 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     if (tx == NULL || cb == NULL || db < 0 || db >= CKPT_DB_COUNT || (plen > 0 && prefix == NULL) ||
         plen > 511)
         return CKPT_E_INVAL;
-    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent)
-        return 0; /* none in this store: nothing to visit */
+    if (absent(tx, db))
+        return 0; /* nothing to visit */
     /* one recovery point for the LMDB calls; the callback runs outside it */
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
@@ -520,7 +527,7 @@ int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
     uint64_t n;
     if (tx == NULL || db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
-    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent) {
+    if (absent(tx, db)) {
         if (entries)
             *entries = 0;
         if (bytes)
@@ -538,8 +545,8 @@ int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
     }
     int rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms);
     n = ms.ms_entries;
-    if (rc == 0 && db == CKPT_DB_TAG_INDEX && tx->st->has_delta &&
-        (rc = mdb_stat(tx->txn, tx->st->delta_dbi, &ds)) == 0)
+    if (rc == 0 && db == CKPT_DB_TAG_INDEX && tx->st->delta.on &&
+        (rc = mdb_stat(tx->txn, tx->st->delta.dbi, &ds)) == 0)
         rc = ckpt_tagidx_count(tx, &cur, ms.ms_entries, &n);
     ckpt_guard_pop(&g);
     if (cur != NULL)

@@ -13,11 +13,11 @@
  * flocks); a second call does nothing. */
 void ckpt_drop_locks(ckpt_store *st)
 {
-    if (st->writer_fd >= 0)
-        close(st->writer_fd);
-    if (st->root_fd >= 0)
-        close(st->root_fd);
-    st->writer_fd = st->root_fd = -1;
+    if (st->locks.writer_fd >= 0)
+        close(st->locks.writer_fd);
+    if (st->locks.root_fd >= 0)
+        close(st->locks.root_fd);
+    st->locks.writer_fd = st->locks.root_fd = -1;
 }
 
 void ckpt_release(ckpt_store *st)
@@ -28,11 +28,11 @@ void ckpt_release(ckpt_store *st)
     ckpt_drop_locks(st);
     pthread_mutex_destroy(&st->mu);
     pthread_rwlock_destroy(&st->grow);
-    pthread_cond_destroy(&st->bg_cv);
-    sem_destroy(&st->bg_sem);
-    free(st->log);
-    free(st->run);
-    free(st->dbuf);
+    pthread_cond_destroy(&st->bg.cv);
+    sem_destroy(&st->bg.sem);
+    free(st->batch.log);
+    free(st->batch.run);
+    free(st->delta.buf);
     free(st->path);
     free(st);
 }
@@ -105,7 +105,7 @@ int ckpt_release_track(ckpt_store *st, int via_bg)
     pthread_mutex_lock(&rel_mu);
     if (rel_n < sizeof rel_threads / sizeof rel_threads[0]) {
         if (via_bg) {
-            rel_threads[rel_n] = st->bg;
+            rel_threads[rel_n] = st->bg.thread;
             how = 2;
         } else if (pthread_create(&rel_threads[rel_n], NULL, ckpt_release_main, st) == 0) {
             how = 1;

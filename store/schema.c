@@ -127,9 +127,10 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
         if (db == CKPT_DB_TAG_INDEX && version >= 2)
             flags |= CKPT_TAGIDX_FLAGS;
         rc = mdb_dbi_open(txn, ckpt_db_name(db), flags, &st->dbi[db]);
-        if (rc == MDB_NOTFOUND && rdonly && db == CKPT_DB_PDC_SERVER) {
-            /* written before pdc_server existed: no PDC server state */
-            st->pdc_absent = 1;
+        if (rc == MDB_NOTFOUND && rdonly && (CKPT_DBS_ADDED_LATER & (1u << db))) {
+            /* written before this database existed: a reader reads it as
+             * empty (read.c); a writer creates it */
+            st->absent |= 1u << db;
             st->dbi[db] = st->dbi[CKPT_DB_META];
             continue;
         }
@@ -161,13 +162,13 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
      * counts what an earlier writer left unmerged; a reader of format 3
      * overlays it on every read of the tag index. */
     if (!rdonly || version >= 3) {
-        rc = mdb_dbi_open(txn, CKPT_DELTA_DB, rdonly ? 0 : MDB_CREATE, &st->delta_dbi);
+        rc = mdb_dbi_open(txn, CKPT_DELTA_DB, rdonly ? 0 : MDB_CREATE, &st->delta.dbi);
         if (rc == MDB_NOTFOUND && rdonly)
             return 0; /* none: empty (LMDB's compacting copy leaves out an empty one) */
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, CKPT_DELTA_DB);
-        st->has_delta = 1;
+        st->delta.on = 1;
         char where[160] = "";
         rc = ckpt_tagidx_delta_scan(st, txn, where, sizeof where);
         if (rc == MDB_CORRUPTED && rdonly)
@@ -177,8 +178,8 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                "%s/data.mdb: rank %d, reading %s: %s%s", st->path, st->opts.rank,
                                CKPT_DELTA_DB, where[0] ? where : "",
                                where[0] ? ": the database is damaged" : "");
-        if (st->delta_pending > 0)
-            st->delta_since_ms = ckpt_mono_ms();
+        if (st->delta.pending > 0)
+            st->delta.since_ms = ckpt_mono_ms();
         /* A writer of a store without checksums converts it to format 3
          * and no further: format 4 would need every record rewritten
          * (ckpt-inspect copy does that); a format 3 store stays readable

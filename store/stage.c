@@ -1,6 +1,6 @@
 /*
  * stage.c - the public mutations: each is checked, keyed (keys.c) and
- * appended to the open batch's log (st->log, store_int.h's op_hdr), and
+ * appended to the open batch's log (st->batch.log, store_int.h's op_hdr), and
  * the commit policy (commit_every, commit_ms) commits the batch
  * (commit.c). Also the id sequence, whose crash gap bounds how many ids
  * may be handed out without a commit.
@@ -13,7 +13,7 @@
 size_t ckpt_store_pending(ckpt_store *st)
 {
     pthread_mutex_lock(&st->mu);
-    size_t n = st->nops;
+    size_t n = st->batch.nops;
     pthread_mutex_unlock(&st->mu);
     return n;
 }
@@ -79,43 +79,43 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
                            ckpt_db_name(db), klen, vlen);
     size_t need = (sizeof(struct op_hdr) + klen + alen + vlen + 7) & ~(size_t)7;
     pthread_mutex_lock(&st->mu);
-    if (st->failed) {
+    if (st->fault.failed) {
         rc = ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
                          st->path);
         goto done;
     }
-    if (st->last_commit_err && st->log_len + need > CKPT_BATCH_MAX_BYTES) {
+    if (st->commit.last_err && st->batch.log_len + need > CKPT_BATCH_MAX_BYTES) {
         rc = ckpt_seterr(st, CKPT_E_BACKLOG, 0, "%s: commits keep failing (%s) and %zu bytes are "
                          "staged; this mutation was not staged, retry once a commit succeeds",
-                         st->path, ckpt_strerror(st->last_commit_err), st->log_len);
+                         st->path, ckpt_strerror(st->commit.last_err), st->batch.log_len);
         goto done;
     }
-    if (st->log_len + need > st->log_cap) {
-        size_t ncap = st->log_cap ? st->log_cap : 64 * 1024;
-        while (ncap < st->log_len + need)
+    if (st->batch.log_len + need > st->batch.log_cap) {
+        size_t ncap = st->batch.log_cap ? st->batch.log_cap : 64 * 1024;
+        while (ncap < st->batch.log_len + need)
             ncap *= 2;
-        uint8_t *nl = realloc(st->log, ncap);
+        uint8_t *nl = realloc(st->batch.log, ncap);
         if (nl == NULL) {
             rc = ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes", st->path,
                              ncap);
             goto done;
         }
-        st->log = nl;
-        st->log_cap = ncap;
+        st->batch.log = nl;
+        st->batch.log_cap = ncap;
     }
     struct op_hdr h = {(uint8_t)kind, (uint8_t)db, 0, (uint32_t)klen, (uint32_t)alen, (uint32_t)vlen};
-    uint8_t *p = st->log + st->log_len;
+    uint8_t *p = st->batch.log + st->batch.log_len;
     memcpy(p, &h, sizeof h);
     memcpy(p + sizeof h, k, klen);
     if (alen)
         memcpy(p + sizeof h + klen, a, alen);
     if (vlen)
         memcpy(p + sizeof h + klen + alen, v, vlen);
-    st->log_len += need;
-    if (st->nops++ == 0)
-        st->batch_start_ms = ckpt_mono_ms();
-    if (((st->opts.commit_every && st->nops >= st->opts.commit_every) ||
-         (st->opts.commit_ms && ckpt_mono_ms() - st->batch_start_ms >= st->opts.commit_ms)) &&
+    st->batch.log_len += need;
+    if (st->batch.nops++ == 0)
+        st->batch.start_ms = ckpt_mono_ms();
+    if (((st->opts.commit_every && st->batch.nops >= st->opts.commit_every) ||
+         (st->opts.commit_ms && ckpt_mono_ms() - st->batch.start_ms >= st->opts.commit_ms)) &&
         ckpt_retry_due(st))
         rc = ckpt_commit_locked(st, 0);
 done:

@@ -76,13 +76,24 @@ int ckpt_durable_begin(ckpt_store *st, struct ckpt_durable_tok *t);
 int ckpt_durable_end(ckpt_store *st, struct ckpt_durable_tok *t);
 void ckpt_durable_release(ckpt_store *st);
 
+/* The handle's state, a part for each file that keeps it. What is not in
+ * a part is set at open and read by all: options, paths, the environment
+ * and its schema, the meta record. */
 struct ckpt_store {
     struct ckpt_store_opts opts;
-    struct ckpt_durable dur;
     char *path;             /* root/rank-<r> */
     MDB_env *env;
-    int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */
-    int root_fd;            /* ROOT/store.lock, flock'ed shared while writing, else -1 */
+    size_t map_size;
+    unsigned psize;         /* LMDB's page size */
+    int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
+    const char *map_base;   /* where LMDB mapped data.mdb (LMDB does not say;
+                             * ckpt_map_base finds it), NULL while unknown;
+                             * reset when the map is resized (under grow) */
+
+    pthread_mutex_t mu;     /* batch, meta, commit */
+    pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
+
+    /* schema.c: the databases */
     MDB_dbi dbi[CKPT_DB_COUNT];
     /* The tag index's layout: 1 (format 2) for a DUPSORT|DUPFIXED database
      * namekey -> owner ids, 0 for format 1's namekey . owner -> "" (a v1
@@ -92,70 +103,89 @@ struct ckpt_store {
     /* Format 4: every value carries its record checksum (csum.h); reads
      * check and strip it (read.c), writes append it (ckpt_put_rec) */
     int csum;
-    /* Format 3: the tag index's recent entries (tagidx.c, "The delta").
-     * A commit logs its tag-index puts and deletes into dbuf, then appends
-     * them to the kvtag_delta database as chunks; the background thread
-     * merges chunks into kvtag_name (ckpt_tagidx_merge); every read of the
-     * tag index overlays what is still in the delta. */
-    int has_delta;          /* kvtag_delta is open (format 3) */
-    int pdc_absent;         /* a reader of a store without pdc_server: it reads as empty */
-    MDB_dbi delta_dbi;
-    uint8_t *dbuf;          /* this commit attempt's tag-index ops */
-    size_t dbuf_len, dbuf_cap;
-    uint32_t dbuf_n;
-    uint64_t delta_seq;     /* key of the next chunk */
-    uint64_t delta_pending; /* committed entries not yet merged (under mu) */
-    uint64_t delta_since_ms;/* mono ms of the oldest unmerged commit, 0 if none */
-    int merge_err;          /* last merge's error (CKPT_E_*), 0 if it succeeded */
-    uint64_t merge_err_ms;  /* and when it failed (mono ms) */
-    int closing;            /* close's last commit: no merge from the committing thread */
-    size_t map_size;
-    unsigned psize;         /* LMDB's page size */
-    int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
-    const char *map_base;   /* where LMDB mapped data.mdb (LMDB does not say;
-                             * read.c finds it), NULL while unknown; reset
-                             * when the map is resized (under grow) */
-
-    pthread_mutex_t mu;     /* batch, meta, commit */
-    pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
-
-    /* the open batch */
-    uint8_t *log;
-    size_t log_len, log_cap;
-    size_t nops;
-    uint64_t batch_start_ms;
-    struct run_ent *run;    /* commit: a run of kvtag puts, sorted by key */
-    size_t run_cap;
-    /* pending.c: the pending file this writer replayed or wrote last
-     * (export may replace only that one) */
-    int pending_have;
-    uint64_t pending_dev, pending_ino;
+    unsigned absent;        /* a reader's databases (1u << db) that its store was written
+                             * without (CKPT_DBS_ADDED_LATER): they read as empty */
 
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
     uint64_t id_seq_committed; /* meta.id_seq as of the last commit */
-    int failed;             /* MDB_PANIC, or LMDB faulted on a damaged page: must
+
+    /* open.c: the locks a writer holds (release.c drops them) */
+    struct {
+        int writer_fd;      /* flock'ed writer.lock while open for writing, else -1 */
+        int root_fd;        /* ROOT/store.lock, flock'ed shared while writing, else -1 */
+    } locks;
+
+    /* stage.c: the open batch, applied by apply.c */
+    struct {
+        uint8_t *log;
+        size_t log_len, log_cap;
+        size_t nops;
+        uint64_t start_ms;
+        struct run_ent *run; /* commit: a run of kvtag puts, sorted by key */
+        size_t run_cap;
+    } batch;
+
+    /* commit.c: the last commit attempt */
+    struct {
+        int last_err;       /* its error, 0 if it succeeded */
+        size_t failed_nops; /* staged mutations at the last failed commit */
+        uint64_t failed_ms; /* and when it failed (mono ms) */
+        int closing;        /* close's last commit: no merge from the committing thread */
+    } commit;
+
+    /* Format 3: the tag index's recent entries (tagidx_delta.h). A commit
+     * logs its tag-index puts and deletes into buf (tagidx_delta.c), then
+     * appends them to the kvtag_delta database as chunks; the background
+     * thread merges chunks into kvtag_name (commit.c, ckpt_tagidx_merge);
+     * every read of the tag index overlays what is still in the delta. */
+    struct {
+        int on;             /* kvtag_delta is open (format 3) */
+        MDB_dbi dbi;
+        uint8_t *buf;       /* this commit attempt's tag-index ops */
+        size_t buf_len, buf_cap;
+        uint32_t buf_n;
+        uint64_t seq;       /* key of the next chunk */
+        uint64_t pending;   /* committed entries not yet merged (under mu) */
+        uint64_t since_ms;  /* mono ms of the oldest unmerged commit, 0 if none */
+        int merge_err;      /* last merge's error (CKPT_E_*), 0 if it succeeded */
+        uint64_t merge_err_ms; /* and when it failed (mono ms) */
+    } delta;
+
+    /* fault.c */
+    struct {
+        int failed;         /* MDB_PANIC, or LMDB faulted on a damaged page: must
                              * reopen (read and written with __atomic: a
                              * reader thread sets it without st->mu) */
-    int fault_set;          /* fault[] is written (first fault only) */
-    char fault[400];        /* what the first fault was, for later calls */
-    int last_commit_err;    /* error of the last commit attempt, 0 if it succeeded */
-    size_t failed_nops;     /* staged mutations at the last failed commit */
-    uint64_t failed_ms;     /* and when it failed (mono_ms) */
+        int set;            /* what[] is written (first fault only) */
+        char what[400];     /* what the first fault was, for later calls */
+    } fault;
 
-    /* background commit/sync thread */
-    pthread_t bg;
-    int bg_running;
-    int bg_stop;
-    /* What the stopped background thread does next, posted to bg_sem
-     * (no mutex: the closer never waits for st->mu held by a thread the
-     * scheduler put aside): BG_EXIT return, BG_RELEASE release the handle
-     * (a closed writer's environment is unmapped on it: ckpt_store_close) */
-    int bg_verdict;
-    sem_t bg_sem;
-    pthread_cond_t bg_cv;
-    uint64_t commits_since_sync;
-    size_t bytes_since_sync; /* staged bytes committed since the last sync */
+    /* bg.c: the background commit/sync thread */
+    struct {
+        pthread_t thread;
+        int running;
+        int stop;
+        /* What the stopped thread does next, posted to sem (no mutex: the
+         * closer never waits for st->mu held by a thread the scheduler put
+         * aside): BG_EXIT return, BG_RELEASE release the handle (a closed
+         * writer's environment is unmapped on it: ckpt_store_close) */
+        int verdict;
+        sem_t sem;
+        pthread_cond_t cv;
+        uint64_t commits_since_sync;
+        size_t bytes_since_sync; /* staged bytes committed since the last sync */
+    } bg;
+
+    /* pending.c: the pending file this writer replayed or wrote last
+     * (export may replace only that one) */
+    struct {
+        int have;
+        uint64_t dev, ino;
+    } pending;
+
+    /* durable.c: the sync record and the pin */
+    struct ckpt_durable dur;
 };
 
 struct ckpt_rtxn {
@@ -344,7 +374,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh);
 /* bg.c: the background thread of a writer that commits by time or syncs
  * in the background (none otherwise). ckpt_bg_request_stop asks it to
  * stop once its current step is over; ckpt_bg_stop also joins it (it
- * exits: BG_EXIT). A stopped thread waits on bg_sem for its verdict:
+ * exits: BG_EXIT). A stopped thread waits on bg.sem for its verdict:
  * BG_EXIT, or BG_RELEASE to release the closed handle (release.c). */
 enum { BG_EXIT = 1, BG_RELEASE = 2 };
 void ckpt_bg_start(ckpt_store *st);
@@ -372,6 +402,10 @@ int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *co
 int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 #define CKPT_META_KEY "meta"
+/* Databases added to the schema after stores were written without them
+ * (and without a format change): a writer creates one, a reader of such a
+ * store reads it as empty (st->absent). pdc_server: PDC's server state. */
+#define CKPT_DBS_ADDED_LATER (1u << CKPT_DB_PDC_SERVER)
 /* Staged bytes above which new mutations are refused while commits fail. */
 #define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
 

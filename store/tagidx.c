@@ -351,7 +351,7 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
     int rc;
     *merged = 0;
     *more = 0;
-    if ((rc = mdb_cursor_open(txn, st->delta_dbi, &cur)) != 0)
+    if ((rc = mdb_cursor_open(txn, st->delta.dbi, &cur)) != 0)
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -384,7 +384,7 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
     if (rc)
         goto done;
     if (!*more) {
-        rc = mdb_drop(txn, st->delta_dbi, 0);
+        rc = mdb_drop(txn, st->delta.dbi, 0);
     } else {
         for (size_t i = 0; i < chunks && rc == 0; i++)
             if ((rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) == 0)
@@ -417,11 +417,11 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
     char where[160] = "";
     int rc;
     *out = tx->view;
-    if (tx->view_built || !st->has_delta)
+    if (tx->view_built || !st->delta.on)
         return 0;
     MDB_stat ms;
-    if ((rc = mdb_stat(tx->txn, st->delta_dbi, &ms)) != 0 ||
-        (rc = mdb_cursor_open(tx->txn, st->delta_dbi, &cur)) != 0)
+    if ((rc = mdb_stat(tx->txn, st->delta.dbi, &ms)) != 0 ||
+        (rc = mdb_cursor_open(tx->txn, st->delta.dbi, &cur)) != 0)
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {

@@ -14,35 +14,35 @@ int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen)
 {
     if (klen < DELTA_KEY_MIN || klen > DELTA_KEY_MAX)
         return EINVAL;
-    if (st->dbuf_len + 3 + klen > st->dbuf_cap) {
-        size_t ncap = st->dbuf_cap ? 2 * st->dbuf_cap : 64 << 10;
-        while (ncap < st->dbuf_len + 3 + klen)
+    if (st->delta.buf_len + 3 + klen > st->delta.buf_cap) {
+        size_t ncap = st->delta.buf_cap ? 2 * st->delta.buf_cap : 64 << 10;
+        while (ncap < st->delta.buf_len + 3 + klen)
             ncap *= 2;
-        uint8_t *nb = realloc(st->dbuf, ncap);
+        uint8_t *nb = realloc(st->delta.buf, ncap);
         if (nb == NULL)
             return ENOMEM;
-        st->dbuf = nb;
-        st->dbuf_cap = ncap;
+        st->delta.buf = nb;
+        st->delta.buf_cap = ncap;
     }
-    uint8_t *p = st->dbuf + st->dbuf_len;
+    uint8_t *p = st->delta.buf + st->delta.buf_len;
     p[0] = (uint8_t)op;
     p[1] = (uint8_t)(klen >> 8);
     p[2] = (uint8_t)klen;
     memcpy(p + 3, lkey, klen);
-    st->dbuf_len += 3 + klen;
-    st->dbuf_n++;
+    st->delta.buf_len += 3 + klen;
+    st->delta.buf_n++;
     return 0;
 }
 
 int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
 {
     size_t off = 0;
-    while (off < st->dbuf_len) {
+    while (off < st->delta.buf_len) {
         /* whole entries, up to DELTA_CHUNK_MAX bytes (at least one) */
         size_t end = off;
         uint32_t n = 0;
-        while (end < st->dbuf_len) {
-            size_t e = 3 + ((size_t)st->dbuf[end + 1] << 8 | st->dbuf[end + 2]);
+        while (end < st->delta.buf_len) {
+            size_t e = 3 + ((size_t)st->delta.buf[end + 1] << 8 | st->delta.buf[end + 2]);
             if (n > 0 && end + e - off > DELTA_CHUNK_MAX)
                 break;
             end += e;
@@ -52,7 +52,7 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
         ckpt_key_u64(kb, *seq);
         /* format 4: the chunk's checksum after it (csum.h) */
         MDB_val k = {8, kb}, v = {4 + end - off + (st->csum ? CKPT_CSUM_LEN : 0), NULL};
-        int rc = mdb_put(txn, st->delta_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
+        int rc = mdb_put(txn, st->delta.dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
         if (rc)
             return rc;
         uint8_t *p = v.mv_data;
@@ -60,7 +60,7 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
         p[1] = (uint8_t)(n >> 16);
         p[2] = (uint8_t)(n >> 8);
         p[3] = (uint8_t)n;
-        memcpy(p + 4, st->dbuf + off, end - off);
+        memcpy(p + 4, st->delta.buf + off, end - off);
         if (st->csum)
             ckpt_csum_seal(kb, 8, p, 4 + end - off);
         (*seq)++;
@@ -160,7 +160,7 @@ int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
     MDB_cursor *cur;
     MDB_val k, v;
     size_t n = 0, last = 0;
-    int rc = mdb_cursor_open(txn, st->delta_dbi, &cur);
+    int rc = mdb_cursor_open(txn, st->delta.dbi, &cur);
     if (rc)
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
@@ -172,7 +172,7 @@ int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
     mdb_cursor_close(cur);
     if (rc != MDB_NOTFOUND)
         return rc;
-    st->delta_seq = last + 1;
-    st->delta_pending = n;
+    st->delta.seq = last + 1;
+    st->delta.pending = n;
     return 0;
 }
