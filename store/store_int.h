@@ -228,6 +228,65 @@ void ckpt_guard_on_assert(MDB_env *env, const char *msg);
 void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const char *map,
                          size_t map_len, unsigned psize);
 
+/* errors.c */
+int ckpt_map_lmdb(int rc);
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...);
+void ckpt_set_open_err(const char *msg);
+/* A value's checksum is wrong, or it is too short to hold one:
+ * CKPT_E_CORRUPT naming the rank, database and key; what (may be NULL)
+ * gets the short reason */
+int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen);
+
+/* keys.c */
+uint64_t ckpt_now_ms(void);  /* wall clock */
+uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
+/* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
+ * in hex and as text, for messages */
+void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
+
+/* root.c */
+int ckpt_lock_write_pid(int fd);           /* 0 or errno */
+long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
+
+/* meta.c */
+int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
+int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
+/* Name and time step out of an object record; container name out of a
+ * container record; cont_id of an object (0 if absent). */
+int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
+                      const void *rec, size_t len);
+int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
+
+/* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a
+ * record with format 4's checksum when st->csum (MDB_NOOVERWRITE and
+ * MDB_KEYEXIST: *val is the old value, its checksum left out) */
+int ckpt_del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen);
+int ckpt_put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                    unsigned flags);
+/* A put that appends (MDB_APPEND, full pages) when the key sorts
+ * after every key of the database, else an ordinary put. */
+int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
+/* A put of a record key -> val into database db, with format 4's
+ * checksum when st->csum; appends as ckpt_put_append does. With
+ * MDB_NOOVERWRITE, on MDB_KEYEXIST *val is the old value, its checksum
+ * left out. */
+int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                 unsigned flags);
+/* Where LMDB mapped data.mdb. LMDB keeps it to itself
+ * (MDB_envinfo's me_mapaddr is only set for MDB_FIXEDMAP), so take the
+ * page holding the meta record (in database `meta`), whose header starts
+ * with its page number. Called under a guard, with no map growth possible
+ * meanwhile; cached in st->map_base until the map is resized. NULL if
+ * unknown (no meta record yet, or a damaged page). */
+const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno);
+/* Whether a key or value LMDB returned lies in the map's
+ * committed pages */
+int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
+
 /* fault.c: after a fault the environment is never touched again by this
  * handle: mark it failed (later calls get CKPT_E_FAILED naming the first
  * fault) and return CKPT_E_CORRUPT with "PATH/data.mdb: WHERE: what". */
@@ -243,69 +302,23 @@ void ckpt_describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_s
 void ckpt_poison_env(const char *dir);
 int ckpt_is_poisoned(const char *data);
 
-/* errors.c */
-int ckpt_map_lmdb(int rc);
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...);
-void ckpt_set_open_err(const char *msg);
-
-/* root.c */
-int ckpt_lock_write_pid(int fd);           /* 0 or errno */
-long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
-
-/* keys.c */
-uint64_t ckpt_now_ms(void);  /* wall clock */
-uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
-/* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
- * in hex and as text, for messages */
-void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
-
-/* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a
- * record with format 4's checksum when st->csum (MDB_NOOVERWRITE and
- * MDB_KEYEXIST: *val is the old value, its checksum left out) */
-int ckpt_del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen);
-int ckpt_put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
-                    unsigned flags);
+/* tagidx_delta.c, format 3's delta (tagidx_delta.h). A commit's
+ * tag-index put (TAGIDX_OP_PUT) or delete (TAGIDX_OP_DEL) of a logical key
+ * goes to st->delta.buf; 0 or ENOMEM. */
+enum { TAGIDX_OP_PUT = 1, TAGIDX_OP_DEL = 2 };
+int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen);
+/* Append st->delta.buf to kvtag_delta in the commit's transaction, as
+ * chunks keyed from *seq on (advanced; the caller adopts it once the commit
+ * succeeded). */
+int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq);
+/* At open: st->delta.seq and st->delta.pending from kvtag_delta's chunks;
+ * MDB_CORRUPTED, with where filled, for a damaged chunk header */
+int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
 
 /* tagidx.c: the tag index under its logical keys (namekey . owner). */
 int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
 int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
                      size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);
-/* read.c: where LMDB mapped data.mdb. LMDB keeps it to itself
- * (MDB_envinfo's me_mapaddr is only set for MDB_FIXEDMAP), so take the
- * page holding the meta record (in database `meta`), whose header starts
- * with its page number. Called under a guard, with no map growth possible
- * meanwhile; cached in st->map_base until the map is resized. NULL if
- * unknown (no meta record yet, or a damaged page). */
-const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno);
-/* read.c: whether a key or value LMDB returned lies in the map's
- * committed pages */
-int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
-/* Format 1 -> 2 inside the open write transaction: rebuild the tag index
- * as DUPSORT from the kvtag database. */
-int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
-
-/* tagidx.c, format 3's delta. A commit's tag-index put (TAGIDX_OP_PUT) or
- * delete (TAGIDX_OP_DEL) of a logical key goes to st->dbuf; 0 or ENOMEM. */
-enum { TAGIDX_OP_PUT = 1, TAGIDX_OP_DEL = 2 };
-int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen);
-/* Append st->dbuf to kvtag_delta in the commit's transaction, as chunks
- * keyed from *seq on (advanced; the caller adopts it once the commit
- * succeeded). */
-int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq);
-/* Merge the oldest chunks of kvtag_delta (at least one, then whole chunks
- * up to about max_entries entries) into kvtag_name and delete them, inside
- * txn. *stop is read now and then: once it is non-zero the merge returns
- * ECANCELED (abort the transaction: nothing was merged). *merged: entries
- * merged; *more: whether chunks remain. MDB_CORRUPTED, with where filled,
- * for a damaged chunk. */
-int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
-                      uint64_t *merged, int *more, char *where, size_t wlen);
-/* At open: st->delta_seq and st->delta_pending from kvtag_delta's chunks;
- * MDB_CORRUPTED, with where filled, for a damaged chunk header */
-int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
 /* Reads: the delta's entries as of tx, sorted, the last op of each key;
  * built at the first read of the tag index in tx, freed with tx */
 struct ckpt_tagidx_view;
@@ -321,22 +334,17 @@ int ckpt_tagidx_count(ckpt_rtxn *tx, MDB_cursor *volatile *curp, uint64_t main_e
 #define CKPT_TAGIDX_REPORTED (-29000)
 #define CKPT_DELTA_DB "kvtag_delta"
 #define CKPT_TAGIDX_FLAGS (MDB_DUPSORT | MDB_DUPFIXED)
-
-/* store.c: put of a record key -> val into database db, with format 4's
- * checksum when st->csum; appends as ckpt_put_append does. With
- * MDB_NOOVERWRITE, on MDB_KEYEXIST *val is the old value, its checksum
- * left out. */
-int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
-                 unsigned flags);
-/* read.c: a value's checksum is wrong, or it is too short to hold one:
- * CKPT_E_CORRUPT naming the rank, database and key; what (may be NULL)
- * gets the short reason */
-int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
-                    uint32_t stored, uint32_t computed, char *what, size_t wlen);
-
-/* store.c: put that appends (MDB_APPEND, full pages) when the key sorts
- * after every key of the database, else an ordinary put. */
-int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
+/* Format 1 -> 2 inside the open write transaction: rebuild the tag index
+ * as DUPSORT from the kvtag database. */
+int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
+/* Merge the oldest chunks of kvtag_delta (at least one, then whole chunks
+ * up to about max_entries entries) into kvtag_name and delete them, inside
+ * txn. *stop is read now and then: once it is non-zero the merge returns
+ * ECANCELED (abort the transaction: nothing was merged). *merged: entries
+ * merged; *more: whether chunks remain. MDB_CORRUPTED, with where filled,
+ * for a damaged chunk. */
+int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
+                      uint64_t *merged, int *more, char *where, size_t wlen);
 
 /* apply.c: one staged op (its key k, aux a and value v follow h) inside
  * a write transaction; -1 for a hash collision of two long names in a
@@ -391,15 +399,6 @@ void ckpt_release(ckpt_store *st);
 void ckpt_drop_locks(ckpt_store *st);
 int ckpt_release_track(ckpt_store *st, int via_bg);
 void *ckpt_release_main(void *st);
-
-/* meta.c */
-int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
-int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
-/* Name and time step out of an object record; container name out of a
- * container record; cont_id of an object (0 if absent). */
-int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
-                      const void *rec, size_t len);
-int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 #define CKPT_META_KEY "meta"
 /* Databases added to the schema after stores were written without them
