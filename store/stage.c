@@ -1,7 +1,7 @@
 /*
  * stage.c - the public mutations: each is checked, keyed (keys.c) and
- * appended to the open batch's log (st->batch.log, store_int.h's op_hdr), and
- * the commit policy (commit_every, commit_ms) commits the batch
+ * appended to the open batch's log (st->batch.log; store_int.h's op_hdr),
+ * and the commit policy (commit_every, commit_ms) commits the batch
  * (commit.c). Also the id sequence, whose crash gap bounds how many ids
  * may be handed out without a commit.
  */
@@ -9,61 +9,6 @@
 #include <string.h>
 
 #include "store_int.h"
-
-size_t ckpt_store_pending(ckpt_store *st)
-{
-    pthread_mutex_lock(&st->mu);
-    size_t n = st->batch.nops;
-    pthread_mutex_unlock(&st->mu);
-    return n;
-}
-
-int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
-{
-    int rc = 0;
-    if (st == NULL || id == NULL)
-        return CKPT_E_INVAL;
-    if (st->opts.readonly)
-        return CKPT_E_READONLY;
-    pthread_mutex_lock(&st->mu);
-    /* A reopen after a crash skips CKPT_ID_CRASH_GAP ids past the last
-     * committed sequence, so never hand out that many without a commit
-     * (with the commit policy off, nothing else commits): persist the
-     * sequence at half the gap, and refuse ids while it cannot be. */
-    if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
-        (rc = ckpt_commit_locked(st, 1)) != 0 &&
-        st->meta.id_seq - st->id_seq_committed < CKPT_ID_CRASH_GAP - 1)
-        rc = 0; /* still inside the gap: the next call retries the commit */
-    if (rc == 0 && st->meta.id_seq >= CKPT_ID_BASE)
-        rc = ckpt_seterr(st, CKPT_E_NOSPACE, 0, "%s: id sequence of rank %d exhausted", st->path,
-                         st->opts.rank);
-    else if (rc == 0)
-        *id = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE + st->meta.id_seq++;
-    pthread_mutex_unlock(&st->mu);
-    return rc;
-}
-
-int ckpt_store_set_origin(ckpt_store *st, int32_t origin_nranks)
-{
-    if (st == NULL || origin_nranks < 1)
-        return CKPT_E_INVAL;
-    if (st->opts.readonly)
-        return CKPT_E_READONLY;
-    pthread_mutex_lock(&st->mu);
-    st->meta.origin_nranks = origin_nranks;
-    pthread_mutex_unlock(&st->mu);
-    return 0;
-}
-
-int ckpt_store_reserve_id(ckpt_store *st, uint64_t id)
-{
-    uint64_t base = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE;
-    pthread_mutex_lock(&st->mu);
-    if (id >= base && id - base < CKPT_ID_BASE && id - base >= st->meta.id_seq)
-        st->meta.id_seq = id - base + 1;
-    pthread_mutex_unlock(&st->mu);
-    return 0;
-}
 
 static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, const void *a,
                  size_t alen, const void *v, size_t vlen)
@@ -309,4 +254,59 @@ int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t klen)
     if ((rc = tagidx_raw_ok(st, db, klen, 0)) != 0)
         return rc;
     return stage(st, OP_DEL, db, key, klen, NULL, 0, NULL, 0);
+}
+
+size_t ckpt_store_pending(ckpt_store *st)
+{
+    pthread_mutex_lock(&st->mu);
+    size_t n = st->batch.nops;
+    pthread_mutex_unlock(&st->mu);
+    return n;
+}
+
+int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
+{
+    int rc = 0;
+    if (st == NULL || id == NULL)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return CKPT_E_READONLY;
+    pthread_mutex_lock(&st->mu);
+    /* A reopen after a crash skips CKPT_ID_CRASH_GAP ids past the last
+     * committed sequence, so never hand out that many without a commit
+     * (with the commit policy off, nothing else commits): persist the
+     * sequence at half the gap, and refuse ids while it cannot be. */
+    if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
+        (rc = ckpt_commit_locked(st, 1)) != 0 &&
+        st->meta.id_seq - st->id_seq_committed < CKPT_ID_CRASH_GAP - 1)
+        rc = 0; /* still inside the gap: the next call retries the commit */
+    if (rc == 0 && st->meta.id_seq >= CKPT_ID_BASE)
+        rc = ckpt_seterr(st, CKPT_E_NOSPACE, 0, "%s: id sequence of rank %d exhausted", st->path,
+                         st->opts.rank);
+    else if (rc == 0)
+        *id = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE + st->meta.id_seq++;
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+int ckpt_store_set_origin(ckpt_store *st, int32_t origin_nranks)
+{
+    if (st == NULL || origin_nranks < 1)
+        return CKPT_E_INVAL;
+    if (st->opts.readonly)
+        return CKPT_E_READONLY;
+    pthread_mutex_lock(&st->mu);
+    st->meta.origin_nranks = origin_nranks;
+    pthread_mutex_unlock(&st->mu);
+    return 0;
+}
+
+int ckpt_store_reserve_id(ckpt_store *st, uint64_t id)
+{
+    uint64_t base = ((uint64_t)st->opts.rank + 1) * CKPT_ID_BASE;
+    pthread_mutex_lock(&st->mu);
+    if (id >= base && id - base < CKPT_ID_BASE && id - base >= st->meta.id_seq)
+        st->meta.id_seq = id - base + 1;
+    pthread_mutex_unlock(&st->mu);
+    return 0;
 }
