@@ -15,12 +15,15 @@
 static uint64_t bg_sync(ckpt_store *st)
 {
     struct ckpt_durable_tok tok;
+    uint64_t seq = st->id_seq_committed; /* the snapshot's id sequence */
     st->bg.commits_since_sync = 0;
     st->bg.bytes_since_sync = 0;
     ckpt_durable_begin(st, &tok); /* the snapshot this sync records (durable.c) */
     pthread_mutex_unlock(&st->mu);
-    ckpt_durable_end(st, &tok);   /* fdatasync, then the sync record */
+    int rc = ckpt_durable_end(st, &tok); /* fdatasync, then the sync record */
     pthread_mutex_lock(&st->mu);
+    if (rc == 0)
+        ckpt_lease_synced(st, seq);
     return ckpt_mono_ms();
 }
 

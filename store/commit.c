@@ -307,6 +307,8 @@ int ckpt_commit_locked(ckpt_store *st, int force)
     }
     st->meta = m;
     st->id_seq_committed = m.id_seq;
+    if (st->opts.sync_mode == CKPT_SYNC_EVERY)
+        ckpt_lease_synced(st, m.id_seq); /* LMDB synced the commit */
     st->delta.seq = seq;
     if (st->delta.buf_n > 0) {
         st->delta.pending += st->delta.buf_n;
@@ -349,4 +351,10 @@ int ckpt_merge_tags_locked(ckpt_store *st)
     int merged;
     st->delta.merge_err = 0; /* asked for: try again even after a failure */
     return ckpt_merge_all_locked(st, &no_stop, 0, &merged);
+}
+
+void ckpt_lease_synced(ckpt_store *st, uint64_t id_seq)
+{
+    if (id_seq + CKPT_ID_CRASH_GAP > st->id_lease)
+        st->id_lease = id_seq + CKPT_ID_CRASH_GAP;
 }

@@ -268,6 +268,8 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
         return code;
     }
     st->id_seq_committed = st->meta.id_seq;
+    if (o->sync_mode == CKPT_SYNC_EVERY)
+        ckpt_lease_synced(st, st->meta.id_seq); /* LMDB synced the commit */
     return 0;
 }
 

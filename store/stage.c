@@ -264,6 +264,31 @@ size_t ckpt_store_pending(ckpt_store *st)
     return n;
 }
 
+/* Renew the id lease (docs/STORE.md, "Ids"): a reopen after a crash
+ * skips CKPT_ID_CRASH_GAP ids past the sequence of the last commit that
+ * survived it, so the sequence is committed once half the gap was handed
+ * out since the last commit; and in the fast sync modes, where a commit
+ * survives a machine crash only once a sync covered it, that commit
+ * (with the open's dirty mark) is synced (durable.c). In sync mode every
+ * commit is durable and renews the lease by itself (commit.c). */
+static int renew_lease(ckpt_store *st)
+{
+    int rc = 0;
+    if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
+        (rc = ckpt_commit_locked(st, 1)) != 0)
+        return rc;
+    if (st->opts.sync_mode == CKPT_SYNC_EVERY)
+        return 0;
+    struct ckpt_durable_tok tok;
+    uint64_t seq = st->id_seq_committed;
+    ckpt_durable_begin(st, &tok);
+    if ((rc = ckpt_durable_end(st, &tok)) != 0)
+        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: syncing the id sequence "
+                           "failed; no new id is handed out until it succeeds", st->path);
+    ckpt_lease_synced(st, seq);
+    return 0;
+}
+
 int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
 {
     int rc = 0;
@@ -272,14 +297,13 @@ int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
     if (st->opts.readonly)
         return CKPT_E_READONLY;
     pthread_mutex_lock(&st->mu);
-    /* A reopen after a crash skips CKPT_ID_CRASH_GAP ids past the last
-     * committed sequence, so never hand out that many without a commit
-     * (with the commit policy off, nothing else commits): persist the
-     * sequence at half the gap, and refuse ids while it cannot be. */
-    if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
-        (rc = ckpt_commit_locked(st, 1)) != 0 &&
-        st->meta.id_seq - st->id_seq_committed < CKPT_ID_CRASH_GAP - 1)
-        rc = 0; /* still inside the gap: the next call retries the commit */
+    /* The id lease: ids are handed out only below st->id_lease, at or
+     * above which every restart after a crash (of the process or of the
+     * machine) starts. Half the gap before it, renew it (with the commit
+     * policy off nothing else does), and refuse ids while it cannot be. */
+    if (st->meta.id_seq + CKPT_ID_CRASH_GAP / 2 >= st->id_lease &&
+        (rc = renew_lease(st)) != 0 && st->meta.id_seq + 1 < st->id_lease)
+        rc = 0; /* still inside the lease: the next call retries */
     if (rc == 0 && st->meta.id_seq >= CKPT_ID_BASE)
         rc = ckpt_seterr(st, CKPT_E_NOSPACE, 0, "%s: id sequence of rank %d exhausted", st->path,
                          st->opts.rank);

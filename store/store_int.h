@@ -109,6 +109,9 @@ struct ckpt_store {
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
     uint64_t id_seq_committed; /* meta.id_seq as of the last commit */
+    uint64_t id_lease;      /* ids are handed out below it (stage.c): a restart after
+                             * any crash starts at or above it; 0 until a commit with
+                             * the open's dirty mark is durable */
 
     /* open.c: the locks a writer holds (release.c drops them) */
     struct {
@@ -373,6 +376,10 @@ int ckpt_sync_due(const ckpt_store *st);
 int ckpt_merge_due(const ckpt_store *st, int by_age);
 int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged);
 int ckpt_merge_tags_locked(ckpt_store *st);
+/* A commit with id sequence id_seq (and the open's dirty mark) is durable
+ * now: a restart after any crash starts at id_seq + CKPT_ID_CRASH_GAP or
+ * above, so ids below that may be handed out (st->id_lease). Under st->mu. */
+void ckpt_lease_synced(ckpt_store *st, uint64_t id_seq);
 
 /* schema.c: open the databases and read (or, *fresh, create) the meta
  * record inside the open's transaction; a writer converts older formats
