@@ -24,7 +24,6 @@
 
 #include "store_int.h"
 
-
 int ckpt_put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m)
 {
     uint8_t buf[512];

@@ -74,14 +74,10 @@ static void rel_prefork(void)
         pthread_mutex_lock(&rel_mu);
     }
 }
-
-
 static void rel_postfork(void)
 {
     pthread_mutex_unlock(&rel_mu);
 }
-
-
 static void rel_init(void)
 {
     (void)pthread_atfork(rel_prefork, rel_postfork, rel_postfork);
@@ -98,6 +94,9 @@ void *ckpt_release_main(void *arg)
     return NULL;
 }
 
+/* Hand st's release to a thread that opens, forks and exits wait for
+ * (release_later in handle.c decides when): 2 the background thread, 1 a
+ * new one, 0 none. */
 int ckpt_release_track(ckpt_store *st, int via_bg)
 {
     int how = 0; /* 1: a new thread, 2: the background thread */
