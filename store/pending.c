@@ -391,19 +391,10 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
                            "before anything else; nothing staged",
                            st->path, have, path);
     }
-    if (st->batch.log_len + len > st->batch.log_cap) {
-        size_t ncap = st->batch.log_cap ? st->batch.log_cap : 64 * 1024;
-        while (ncap < st->batch.log_len + len)
-            ncap *= 2;
-        uint8_t *nl = realloc(st->batch.log, ncap);
-        if (nl == NULL) {
-            pthread_mutex_unlock(&st->mu);
-            free(buf);
-            return ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes",
-                               st->path, ncap);
-        }
-        st->batch.log = nl;
-        st->batch.log_cap = ncap;
+    if ((rc = ckpt_batch_reserve(st, len)) != 0) {
+        pthread_mutex_unlock(&st->mu);
+        free(buf);
+        return rc;
     }
     /* ids the file's records carry stay behind the sequence */
     for (off = 0; off < len;) {

@@ -10,6 +10,22 @@
 
 #include "store_int.h"
 
+int ckpt_batch_reserve(ckpt_store *st, size_t need)
+{
+    if (st->batch.log_len + need <= st->batch.log_cap)
+        return 0;
+    size_t ncap = st->batch.log_cap ? st->batch.log_cap : 64 * 1024;
+    while (ncap < st->batch.log_len + need)
+        ncap *= 2;
+    uint8_t *nl = realloc(st->batch.log, ncap);
+    if (nl == NULL)
+        return ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes", st->path,
+                           ncap);
+    st->batch.log = nl;
+    st->batch.log_cap = ncap;
+    return 0;
+}
+
 static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, const void *a,
                  size_t alen, const void *v, size_t vlen)
 {
@@ -35,19 +51,8 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
                          st->path, ckpt_strerror(st->commit.last_err), st->batch.log_len);
         goto done;
     }
-    if (st->batch.log_len + need > st->batch.log_cap) {
-        size_t ncap = st->batch.log_cap ? st->batch.log_cap : 64 * 1024;
-        while (ncap < st->batch.log_len + need)
-            ncap *= 2;
-        uint8_t *nl = realloc(st->batch.log, ncap);
-        if (nl == NULL) {
-            rc = ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes", st->path,
-                             ncap);
-            goto done;
-        }
-        st->batch.log = nl;
-        st->batch.log_cap = ncap;
-    }
+    if ((rc = ckpt_batch_reserve(st, need)) != 0)
+        goto done;
     struct op_hdr h = {(uint8_t)kind, (uint8_t)db, 0, (uint32_t)klen, (uint32_t)alen, (uint32_t)vlen};
     uint8_t *p = st->batch.log + st->batch.log_len;
     memcpy(p, &h, sizeof h);

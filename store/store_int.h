@@ -407,6 +407,10 @@ void ckpt_drop_locks(ckpt_store *st);
 int ckpt_release_track(ckpt_store *st, int via_bg);
 void *ckpt_release_main(void *st);
 
+/* stage.c: room in the batch log for `need` more bytes (under st->mu);
+ * 0, or CKPT_E_NOMEM with the message set */
+int ckpt_batch_reserve(ckpt_store *st, size_t need);
+
 #define CKPT_META_KEY "meta"
 /* Databases added to the schema after stores were written without them
  * (and without a format change): a writer creates one, a reader of such a
