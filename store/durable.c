@@ -62,6 +62,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "ckpt_fs.h"
 #include "store_int.h"
 
@@ -92,41 +93,9 @@
 #define BOOT_ID 8u
 #define BOOT_ID_LEN 48u
 
-static uint64_t fnv(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
 static int slot_ok(const uint8_t *s, const char *magic)
 {
-    return memcmp(s, magic, 8) == 0 && get64(s + R_HASH) == fnv(s, R_HASH);
+    return memcmp(s, magic, 8) == 0 && ckpt_ne64_get(s + R_HASH) == ckpt_fnv1a64(s, R_HASH);
 }
 
 /* This machine's boot id ("" if unknown); PDC_CKPT_TEST_BOOT_ID replaces
@@ -156,7 +125,7 @@ static void boot_id(char out[BOOT_ID_LEN])
  * take: its magic and data version. */
 static int meta_ok(const uint8_t *m)
 {
-    return get32(m) == META_MAGIC && get32(m + 4) == META_VERSION;
+    return ckpt_ne32_get(m) == META_MAGIC && ckpt_ne32_get(m + 4) == META_VERSION;
 }
 
 void ckpt_durable_init(ckpt_store *st)
@@ -183,7 +152,7 @@ static int live_writer(const char *dir)
 /* Write slot s (0, 1) or the boot slot with its hash. */
 static int write_slot(int fd, uint8_t *s, off_t off)
 {
-    put64(s + R_HASH, fnv(s, R_HASH));
+    ckpt_ne64_put(s + R_HASH, ckpt_fnv1a64(s, R_HASH));
     ssize_t n = pwrite(fd, s, SLOT, off);
     if (n == (ssize_t)SLOT)
         return 0;
@@ -205,11 +174,11 @@ static int write_record(ckpt_store *st, uint64_t txnid, const uint8_t *meta, uin
         return errno;
     memset(s, 0, sizeof s);
     memcpy(s, REC_MAGIC, 8);
-    put64(s + R_SEQ, d->seq + 1);
-    put64(s + R_TXNID, txnid);
-    put64(s + R_INO, (uint64_t)ds.st_ino);
-    put32(s + R_PSIZE, psize);
-    put32(s + R_FLAGS, flags);
+    ckpt_ne64_put(s + R_SEQ, d->seq + 1);
+    ckpt_ne64_put(s + R_TXNID, txnid);
+    ckpt_ne64_put(s + R_INO, (uint64_t)ds.st_ino);
+    ckpt_ne32_put(s + R_PSIZE, psize);
+    ckpt_ne32_put(s + R_FLAGS, flags);
     if (meta)
         memcpy(s + R_META, meta, CKPT_DUR_META);
     int rc = write_slot(d->fd, s, (off_t)(((d->seq + 1) & 1) * SLOT));
@@ -235,7 +204,7 @@ static void read_metas(int dfd, uint32_t *psize, uint8_t meta[2][PAGEHDR + CKPT_
         if (pread(dfd, meta[0], PAGEHDR + CKPT_DUR_META, 0) != (ssize_t)(PAGEHDR + CKPT_DUR_META) ||
             !meta_ok(meta[0] + PAGEHDR))
             return;
-        *psize = get32(meta[0] + PAGEHDR + M_PSIZE);
+        *psize = ckpt_ne32_get(meta[0] + PAGEHDR + M_PSIZE);
         if (*psize < 512 || *psize > (1u << 16))
             return;
     }
@@ -245,7 +214,7 @@ static void read_metas(int dfd, uint32_t *psize, uint8_t meta[2][PAGEHDR + CKPT_
             !meta_ok(meta[i] + PAGEHDR))
             continue;
         if (*newest < 0 ||
-            get64(meta[i] + PAGEHDR + M_TXNID) > get64(meta[*newest] + PAGEHDR + M_TXNID))
+            ckpt_ne64_get(meta[i] + PAGEHDR + M_TXNID) > ckpt_ne64_get(meta[*newest] + PAGEHDR + M_TXNID))
             *newest = i;
     }
 }
@@ -261,7 +230,7 @@ static int establish(ckpt_store *st, int dfd, const uint8_t *meta, uint32_t psiz
     const int fast = st->opts.sync_mode != CKPT_SYNC_EVERY;
     if (fdatasync(dfd) != 0)
         return errno;
-    return write_record(st, get64(meta + M_TXNID), fast ? meta : NULL, fast ? 0 : REC_ORDERED,
+    return write_record(st, ckpt_ne64_get(meta + M_TXNID), fast ? meta : NULL, fast ? 0 : REC_ORDERED,
                         psize);
 }
 
@@ -295,22 +264,22 @@ static int recover(ckpt_store *st, const char *data)
     /* the newest valid record */
     for (int i = 0; i < 2; i++) {
         const uint8_t *sl = buf + i * SLOT;
-        if (slot_ok(sl, REC_MAGIC) && (!have || get64(sl + R_SEQ) > get64(rec + R_SEQ))) {
+        if (slot_ok(sl, REC_MAGIC) && (!have || ckpt_ne64_get(sl + R_SEQ) > ckpt_ne64_get(rec + R_SEQ))) {
             memcpy(rec, sl, SLOT);
             have = 1;
         }
     }
     if (have)
-        d->seq = get64(rec + R_SEQ); /* the next record goes to the other slot */
+        d->seq = ckpt_ne64_get(rec + R_SEQ); /* the next record goes to the other slot */
     if (stat(data, &ds) != 0 || ds.st_size == 0) {
         /* a new store: a writer records it once LMDB has created it */
         d->sync_at_open = !rdonly;
         return 0;
     }
-    const int mine = have && get64(rec + R_INO) == (uint64_t)ds.st_ino;
+    const int mine = have && ckpt_ne64_get(rec + R_INO) == (uint64_t)ds.st_ino;
     if (mine) {
-        d->txnid = get64(rec + R_TXNID);
-        d->flags = get32(rec + R_FLAGS);
+        d->txnid = ckpt_ne64_get(rec + R_TXNID);
+        d->flags = ckpt_ne32_get(rec + R_FLAGS);
         d->have = 1;
     }
     if (rdonly && (!mine || (d->flags & REC_ORDERED)))
@@ -319,7 +288,7 @@ static int recover(ckpt_store *st, const char *data)
     if (dfd < 0)
         return ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s: cannot open it%s", data,
                            rdonly ? "" : " for writing");
-    uint32_t psize = mine ? get32(rec + R_PSIZE) : 0;
+    uint32_t psize = mine ? ckpt_ne32_get(rec + R_PSIZE) : 0;
     read_metas(dfd, &psize, meta, &newest);
     const uint8_t *nmeta = newest >= 0 ? meta[newest] + PAGEHDR : NULL;
     if (!mine || (d->flags & REC_ORDERED)) {
@@ -333,7 +302,7 @@ static int recover(ckpt_store *st, const char *data)
         goto out;
     }
     const uint8_t *rmeta = rec + R_META;
-    if (nmeta && get64(nmeta + M_TXNID) == d->txnid && memcmp(nmeta, rmeta, CKPT_DUR_META) == 0) {
+    if (nmeta && ckpt_ne64_get(nmeta + M_TXNID) == d->txnid && memcmp(nmeta, rmeta, CKPT_DUR_META) == 0) {
         /* the last sync's state: nothing since, or a clean close */
         if (!rdonly && guard && !fast)
             rc = establish(st, dfd, nmeta, psize); /* into sync mode: ORDERED */
@@ -352,7 +321,7 @@ static int recover(ckpt_store *st, const char *data)
             rc = establish(st, dfd, nmeta, psize);
         goto out;
     }
-    unsigned long long from = nmeta ? (unsigned long long)get64(nmeta + M_TXNID) : 0;
+    unsigned long long from = nmeta ? (unsigned long long)ckpt_ne64_get(nmeta + M_TXNID) : 0;
     if (rdonly) {
         close(dfd);
         return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: not closed before the machine restarted: "
@@ -367,7 +336,7 @@ static int recover(ckpt_store *st, const char *data)
     for (int i = 0; i < 2 && rc == 0; i++) {
         uint8_t pg[PAGEHDR + CKPT_DUR_META];
         memset(pg, 0, sizeof pg);
-        put64(pg, (uint64_t)i);            /* mp_pgno */
+        ckpt_ne64_put(pg, (uint64_t)i);            /* mp_pgno */
         pg[10] = 0x08;                     /* mp_flags = P_META (little-endian u16 at 10) */
         memcpy(pg + PAGEHDR, rmeta, CKPT_DUR_META);
         if (pwrite(dfd, pg, sizeof pg, (off_t)i * psize) != (ssize_t)sizeof pg)
@@ -454,7 +423,7 @@ int ckpt_durable_begin(ckpt_store *st, struct ckpt_durable_tok *t)
     close(fd);
     if (n != (ssize_t)sizeof m)
         return t->err = n < 0 ? e : EIO;
-    if (!meta_ok(m) || get64(m + M_TXNID) != t->txnid || get32(m + M_PSIZE) != st->psize)
+    if (!meta_ok(m) || ckpt_ne64_get(m + M_TXNID) != t->txnid || ckpt_ne32_get(m + M_PSIZE) != st->psize)
         return t->err = EPROTO; /* not LMDB 0.9's meta layout */
     int rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &t->pin);
     if (rc) {

@@ -135,3 +135,20 @@ int ckpt_error(int code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
+
+int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen)
+{
+    char kt[200], w[160];
+    ckpt_key_text(kt, sizeof kt, key, klen);
+    if (vlen < CKPT_CSUM_LEN)
+        snprintf(w, sizeof w, "a value of %zu bytes, too short for its checksum: the record is "
+                 "damaged", vlen);
+    else
+        snprintf(w, sizeof w, "checksum mismatch (stored %08x, computed %08x): the record is "
+                 "damaged", stored, computed);
+    if (what != NULL)
+        snprintf(what, wlen, "%s", w);
+    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s, key %s: %s and "
+                       "is not returned", st->path, st->opts.rank, db, kt, w);
+}

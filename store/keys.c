@@ -11,9 +11,11 @@
  * of name N" is one contiguous key range, and every key stays under LMDB's
  * 511-byte limit.
  */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "bytes.h"
 #include "store_int.h"
 
 static const char *const db_names[CKPT_DB_COUNT] = {
@@ -36,18 +38,12 @@ int ckpt_db_by_name(const char *name)
 
 void ckpt_key_u64(uint8_t out[8], uint64_t v)
 {
-    for (int i = 7; i >= 0; i--) {
-        out[i] = (uint8_t)v;
-        v >>= 8;
-    }
+    ckpt_be64_put(out, v);
 }
 
 uint64_t ckpt_key_get_u64(const uint8_t in[8])
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | in[i];
-    return v;
+    return ckpt_be64_get(in);
 }
 
 void ckpt_key_i32(uint8_t out[4], int32_t v)
@@ -68,16 +64,6 @@ int32_t ckpt_key_get_i32(const uint8_t in[4])
     return v;
 }
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 size_t ckpt_key_name(uint8_t *out, const char *name, size_t len)
 {
     if (name == NULL || len > CKPT_NAME_MAX || memchr(name, 0, len) != NULL)
@@ -89,7 +75,7 @@ size_t ckpt_key_name(uint8_t *out, const char *name, size_t len)
     }
     memcpy(out, name, CKPT_NAME_INLINE_MAX);
     out[CKPT_NAME_INLINE_MAX] = 1;
-    ckpt_key_u64(out + CKPT_NAME_INLINE_MAX + 1, fnv1a64(name, len));
+    ckpt_key_u64(out + CKPT_NAME_INLINE_MAX + 1, ckpt_fnv1a64(name, len));
     return CKPT_NAMEKEY_MAX;
 }
 
@@ -126,4 +112,33 @@ uint64_t ckpt_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t ckpt_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* "000000003b9aca017461673000 ("....;...tag0.")": the hex of up to 32
+ * bytes of a key (ids are its first 16 digits) and their text. */
+void ckpt_key_text(char *out, size_t n, const void *key, size_t klen)
+{
+    const uint8_t *k = key;
+    size_t shown = klen < 32 ? klen : 32, o = 0;
+    for (size_t i = 0; i < shown && o + 4 < n; i++)
+        o += (size_t)snprintf(out + o, n - o, "%02x", k[i]);
+    if (shown < klen && o + 8 < n)
+        o += (size_t)snprintf(out + o, n - o, " ...(%zu bytes)", klen);
+    if (o + 4 < n) {
+        out[o++] = ' ';
+        out[o++] = '(';
+        out[o++] = '"';
+        for (size_t i = 0; i < shown && o + 3 < n; i++)
+            out[o++] = k[i] >= 0x20 && k[i] < 0x7f && k[i] != '"' ? (char)k[i] : '.';
+        out[o++] = '"';
+        out[o++] = ')';
+    }
+    out[o < n ? o : n - 1] = 0;
 }

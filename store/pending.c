@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "ckpt_fs.h"
 #include "store_int.h"
 
@@ -36,28 +37,6 @@
 #define OPH 16u
 
 _Static_assert(sizeof(struct op_hdr) == OPH, "op_hdr is the file's 16-byte op header");
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static size_t op_bytes(uint32_t klen, uint32_t alen, uint32_t vlen)
 {
@@ -94,35 +73,35 @@ static void dir_of(char *dir, size_t cap, const char *path)
 /* The batch in the file's layout, with its header: built under st->mu. */
 static int encode_locked(ckpt_store *st, uint8_t **out, size_t *outlen)
 {
-    size_t len = st->log_len;
+    size_t len = st->batch.log_len;
     uint8_t *buf = malloc(PND_HDR + len);
     if (buf == NULL)
         return ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: no memory for the pending file (%zu bytes)",
                            st->path, PND_HDR + len);
     memset(buf, 0, PND_HDR);
     memcpy(buf, PND_MAGIC, 8);
-    put32(buf + 8, CKPT_PENDING_FORMAT);
-    put32(buf + 12, PND_HDR);
-    put32(buf + 16, (uint32_t)st->opts.rank);
-    put32(buf + 20, (uint32_t)st->opts.nranks);
-    put64(buf + 24, st->nops);
-    put64(buf + 32, len);
+    ckpt_le32_put(buf + 8, CKPT_PENDING_FORMAT);
+    ckpt_le32_put(buf + 12, PND_HDR);
+    ckpt_le32_put(buf + 16, (uint32_t)st->opts.rank);
+    ckpt_le32_put(buf + 20, (uint32_t)st->opts.nranks);
+    ckpt_le64_put(buf + 24, st->batch.nops);
+    ckpt_le64_put(buf + 32, len);
     size_t off = 0;
     while (off < len) {
-        const struct op_hdr *h = (const struct op_hdr *)(st->log + off);
+        const struct op_hdr *h = (const struct op_hdr *)(st->batch.log + off);
         size_t n = op_bytes(h->klen, h->alen, h->vlen);
         uint8_t *o = buf + PND_HDR + off;
-        memcpy(o, st->log + off, n); /* key, aux, value and padding */
+        memcpy(o, st->batch.log + off, n); /* key, aux, value and padding */
         o[0] = h->kind;
         o[1] = h->db;
         o[2] = o[3] = 0;
-        put32(o + 4, h->klen);
-        put32(o + 8, h->alen);
-        put32(o + 12, h->vlen);
+        ckpt_le32_put(o + 4, h->klen);
+        ckpt_le32_put(o + 8, h->alen);
+        ckpt_le32_put(o + 12, h->vlen);
         off += n;
     }
     uint32_t crc = ckpt_crc32c(0, buf, 40);
-    put32(buf + 40, ckpt_crc32c(crc, buf + PND_HDR, len));
+    ckpt_le32_put(buf + 40, ckpt_crc32c(crc, buf + PND_HDR, len));
     *out = buf;
     *outlen = PND_HDR + len;
     return 0;
@@ -146,15 +125,15 @@ int ckpt_store_pending_export(ckpt_store *st, const char *path, size_t *nops)
         return ckpt_seterr(st, CKPT_E_NAMETOOLONG, 0, "%s: pending file path too long", path);
     /* Replacing a pending file this writer did not replay would lose its
      * mutations. */
-    if (stat(path, &sb) == 0 && !(st->pending_have && (uint64_t)sb.st_dev == st->pending_dev &&
-                                  (uint64_t)sb.st_ino == st->pending_ino))
+    if (stat(path, &sb) == 0 && !(st->pending.have && (uint64_t)sb.st_dev == st->pending.dev &&
+                                  (uint64_t)sb.st_ino == st->pending.ino))
         return ckpt_seterr(st, CKPT_E_EXISTS, 0,
                            "%s: a pending file is already there and was not replayed into this "
                            "store (%s): not replacing it",
                            path, st->path);
     pthread_mutex_lock(&st->mu);
     rc = encode_locked(st, &buf, &len);
-    n = st->nops;
+    n = st->batch.nops;
     pthread_mutex_unlock(&st->mu);
     if (rc)
         return rc;
@@ -194,9 +173,9 @@ int ckpt_store_pending_export(ckpt_store *st, const char *path, size_t *nops)
                            "%s: the pending file is written but its directory %s did not sync: %s",
                            path, dir, strerror(e));
     if (stat(path, &sb) == 0) {
-        st->pending_have = 1;
-        st->pending_dev = (uint64_t)sb.st_dev;
-        st->pending_ino = (uint64_t)sb.st_ino;
+        st->pending.have = 1;
+        st->pending.dev = (uint64_t)sb.st_dev;
+        st->pending.ino = (uint64_t)sb.st_ino;
     }
     if (nops)
         *nops = n;
@@ -214,7 +193,7 @@ static int corrupt(ckpt_store *st, const char *path, size_t off, const char *wha
 static int check_op(const uint8_t *o, char *why, size_t wl)
 {
     unsigned kind = o[0], db = o[1];
-    uint32_t klen = get32(o + 4), alen = get32(o + 8), vlen = get32(o + 12);
+    uint32_t klen = ckpt_le32_get(o + 4), alen = ckpt_le32_get(o + 8), vlen = ckpt_le32_get(o + 12);
     int ok;
     if (o[2] || o[3]) {
         snprintf(why, wl, "op header padding is not zero");
@@ -321,7 +300,7 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         *nops = 0;
     if (st == NULL || path == NULL)
         return ckpt_error(CKPT_E_INVAL, "pending file: no store or no path");
-    if (st->opts.readonly || st->writer_fd < 0)
+    if (st->opts.readonly || st->locks.writer_fd < 0)
         return ckpt_seterr(st, CKPT_E_READONLY, 0,
                            "%s: replaying %s needs the store open for writing", st->path, path);
     if ((rc = read_file(st, path, &buf, &flen)) != 0)
@@ -334,13 +313,13 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         free(buf);
         return corrupt(st, path, flen, "truncated inside the 48-byte header");
     }
-    if (get32(buf + 8) != CKPT_PENDING_FORMAT || get32(buf + 12) != PND_HDR) {
+    if (ckpt_le32_get(buf + 8) != CKPT_PENDING_FORMAT || ckpt_le32_get(buf + 12) != PND_HDR) {
         snprintf(why, sizeof why, "format tag %u (header %u bytes); this build reads format %u",
-                 get32(buf + 8), get32(buf + 12), CKPT_PENDING_FORMAT);
+                 ckpt_le32_get(buf + 8), ckpt_le32_get(buf + 12), CKPT_PENDING_FORMAT);
         free(buf);
         return corrupt(st, path, 8, why);
     }
-    uint64_t n = get64(buf + 24), len = get64(buf + 32);
+    uint64_t n = ckpt_le64_get(buf + 24), len = ckpt_le64_get(buf + 32);
     if (len != flen - PND_HDR) {
         snprintf(why, sizeof why, "the header gives %llu bytes of ops, the file holds %zu (%s)",
                  (unsigned long long)len, flen - PND_HDR,
@@ -349,13 +328,13 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         return corrupt(st, path, len > flen - PND_HDR ? flen : PND_HDR + (size_t)len, why);
     }
     uint32_t crc = ckpt_crc32c(ckpt_crc32c(0, buf, 40), buf + PND_HDR, (size_t)len);
-    if (crc != get32(buf + 40)) {
-        snprintf(why, sizeof why, "CRC-32C mismatch (stored %08x, computed %08x)", get32(buf + 40),
+    if (crc != ckpt_le32_get(buf + 40)) {
+        snprintf(why, sizeof why, "CRC-32C mismatch (stored %08x, computed %08x)", ckpt_le32_get(buf + 40),
                  crc);
         free(buf);
         return corrupt(st, path, 40, why);
     }
-    int32_t rank = (int32_t)get32(buf + 16), nranks = (int32_t)get32(buf + 20);
+    int32_t rank = (int32_t)ckpt_le32_get(buf + 16), nranks = (int32_t)ckpt_le32_get(buf + 20);
     if (rank != st->opts.rank || nranks != st->opts.nranks) {
         free(buf);
         return ckpt_seterr(st, CKPT_E_MISMATCH, 0,
@@ -378,12 +357,12 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
             free(buf);
             return corrupt(st, path, PND_HDR + off, why);
         }
-        size_t sz = op_bytes(get32(o + 4), get32(o + 8), get32(o + 12));
+        size_t sz = op_bytes(ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12));
         if (sz > len - off) {
             free(buf);
             return corrupt(st, path, PND_HDR + off, "an op runs past the end of the file");
         }
-        struct op_hdr h = {o[0], o[1], 0, get32(o + 4), get32(o + 8), get32(o + 12)};
+        struct op_hdr h = {o[0], o[1], 0, ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12)};
         memcpy(o, &h, sizeof h);
         off += sz;
         seen++;
@@ -403,8 +382,8 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         free(buf);
         return rc;
     }
-    if (st->nops != 0) {
-        size_t have = st->nops;
+    if (st->batch.nops != 0) {
+        size_t have = st->batch.nops;
         pthread_mutex_unlock(&st->mu);
         free(buf);
         return ckpt_seterr(st, CKPT_E_BUSY, 0,
@@ -412,19 +391,10 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
                            "before anything else; nothing staged",
                            st->path, have, path);
     }
-    if (st->log_len + len > st->log_cap) {
-        size_t ncap = st->log_cap ? st->log_cap : 64 * 1024;
-        while (ncap < st->log_len + len)
-            ncap *= 2;
-        uint8_t *nl = realloc(st->log, ncap);
-        if (nl == NULL) {
-            pthread_mutex_unlock(&st->mu);
-            free(buf);
-            return ckpt_seterr(st, CKPT_E_NOMEM, 0, "%s: cannot grow the batch to %zu bytes",
-                               st->path, ncap);
-        }
-        st->log = nl;
-        st->log_cap = ncap;
+    if ((rc = ckpt_batch_reserve(st, len)) != 0) {
+        pthread_mutex_unlock(&st->mu);
+        free(buf);
+        return rc;
     }
     /* ids the file's records carry stay behind the sequence */
     for (off = 0; off < len;) {
@@ -437,19 +407,19 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
             reserve_locked(st, k + 8);
         off += op_bytes(h->klen, h->alen, h->vlen);
     }
-    memcpy(st->log + st->log_len, ops, (size_t)len);
-    st->log_len += (size_t)len;
-    if (st->nops == 0)
-        st->batch_start_ms = 0;
-    st->nops += (size_t)n;
+    memcpy(st->batch.log + st->batch.log_len, ops, (size_t)len);
+    st->batch.log_len += (size_t)len;
+    if (st->batch.nops == 0)
+        st->batch.start_ms = 0;
+    st->batch.nops += (size_t)n;
     pthread_mutex_unlock(&st->mu);
     free(buf);
 
     struct stat sb;
     if (stat(path, &sb) == 0) {
-        st->pending_have = 1;
-        st->pending_dev = (uint64_t)sb.st_dev;
-        st->pending_ino = (uint64_t)sb.st_ino;
+        st->pending.have = 1;
+        st->pending.dev = (uint64_t)sb.st_dev;
+        st->pending.ino = (uint64_t)sb.st_ino;
     }
     /* Commit; only then is the file redundant. A failed commit keeps them
      * staged (as any failed commit does) and the file where it is. */
@@ -477,7 +447,7 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
     char dir[PATH_MAX];
     dir_of(dir, sizeof dir, path);
     (void)ckpt_fs_fsync(dir); /* the removal's durability: a replay again is harmless */
-    st->pending_have = 0;
+    st->pending.have = 0;
     if (nops)
         *nops = (size_t)n;
     return 0;

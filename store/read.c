@@ -22,23 +22,6 @@
 #include "bulki.h"
 #include "store_int.h"
 
-const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno)
-{
-    const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
-    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
-    uint64_t pgno;
-    if (b != NULL || st->psize == 0 || mdb_get(txn, meta, &k, &v) != 0)
-        return b;
-    const char *page = (const char *)((uintptr_t)v.mv_data & ~(uintptr_t)(st->psize - 1));
-    memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
-    if (pgno < 2 || pgno > last_pgno)
-        return NULL; /* a damaged page (0 and 1 are LMDB's meta pages): no
-                      * bound rather than a wrong one */
-    b = page - pgno * st->psize;
-    __atomic_store_n(&st->map_base, b, __ATOMIC_RELEASE);
-    return b;
-}
-
 int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
 {
     ckpt_rtxn *tx;
@@ -108,15 +91,6 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     return 0;
 }
 
-/* A key or value LMDB returned lies inside the committed map. */
-int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v)
-{
-    const char *p = v->mv_data;
-    if (v->mv_size == 0 || tx->map_lo == NULL)
-        return 1;
-    return p >= tx->map_lo && p < tx->map_hi && v->mv_size <= (size_t)(tx->map_hi - p);
-}
-
 /* An LMDB error of a read: "<rank>/data.mdb: <what> <db>" with LMDB's text.
  * MDB_BAD_TXN in a read transaction only follows an earlier failure in the
  * same transaction (LMDB marks the transaction failed when a read hits a
@@ -132,6 +106,13 @@ static int read_failed(ckpt_rtxn *tx, int rc, const char *what, int db)
                        ckpt_db_name(db));
 }
 
+/* A database this reader's store was written without (schema.c): it
+ * reads as empty. */
+static int absent(const ckpt_rtxn *tx, int db)
+{
+    return (tx->st->absent >> db) & 1u;
+}
+
 static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v)
 {
     return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: reading %s: a %s of %zu bytes that "
@@ -140,45 +121,6 @@ static int outside_map(ckpt_rtxn *tx, int db, const char *what, const MDB_val *v
 }
 
 /* ---- format 4's checksums (csum.h) ---- */
-
-/* "000000003b9aca017461673000 ("....;...tag0.")": the hex of up to 32
- * bytes of a key (ids are its first 16 digits) and their text. */
-static void key_text(char *out, size_t n, const void *key, size_t klen)
-{
-    const uint8_t *k = key;
-    size_t shown = klen < 32 ? klen : 32, o = 0;
-    for (size_t i = 0; i < shown && o + 4 < n; i++)
-        o += (size_t)snprintf(out + o, n - o, "%02x", k[i]);
-    if (shown < klen && o + 8 < n)
-        o += (size_t)snprintf(out + o, n - o, " ...(%zu bytes)", klen);
-    if (o + 4 < n) {
-        out[o++] = ' ';
-        out[o++] = '(';
-        out[o++] = '"';
-        for (size_t i = 0; i < shown && o + 3 < n; i++)
-            out[o++] = k[i] >= 0x20 && k[i] < 0x7f && k[i] != '"' ? (char)k[i] : '.';
-        out[o++] = '"';
-        out[o++] = ')';
-    }
-    out[o < n ? o : n - 1] = 0;
-}
-
-int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
-                    uint32_t stored, uint32_t computed, char *what, size_t wlen)
-{
-    char kt[200], w[160];
-    key_text(kt, sizeof kt, key, klen);
-    if (vlen < CKPT_CSUM_LEN)
-        snprintf(w, sizeof w, "a value of %zu bytes, too short for its checksum: the record is "
-                 "damaged", vlen);
-    else
-        snprintf(w, sizeof w, "checksum mismatch (stored %08x, computed %08x): the record is "
-                 "damaged", stored, computed);
-    if (what != NULL)
-        snprintf(what, wlen, "%s", w);
-    return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s, key %s: %s and "
-                       "is not returned", st->path, st->opts.rank, db, kt, w);
-}
 
 /* A value LMDB returned: check and strip its checksum. 0, or
  * CKPT_E_CORRUPT with the message set. */
@@ -222,7 +164,7 @@ static int tagidx_backed(ckpt_rtxn *tx, const uint8_t *lkey, size_t klen)
     int rc = lookup(&x, tx, CKPT_DB_KVTAG, kk, klen);
     if (rc != CKPT_E_NOTFOUND)
         return rc;
-    key_text(kt, sizeof kt, lkey, klen);
+    ckpt_key_text(kt, sizeof kt, lkey, klen);
     snprintf(tx->damage_what, sizeof tx->damage_what, "points nowhere: owner %llu has no such "
              "kvtag", (unsigned long long)ckpt_key_get_u64(lkey + klen - 8));
     return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database kvtag_name, key "
@@ -255,7 +197,7 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         snprintf(where, sizeof where, "reading %s", ckpt_db_name(db));
         return ckpt_store_faulted(tx->st, &g, where);
     }
-    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent) {
+    if (absent(tx, db)) {
         ckpt_guard_pop(&g);
         return CKPT_E_NOTFOUND;
     }
@@ -429,7 +371,7 @@ static int tagged_cb(const ckpt_val *key, const ckpt_val *val, void *p)
         int c = memcmp(key->data, t->prev, n);
         if (c < 0 || (c == 0 && key->len <= t->prev_len)) {
             char kt[200];
-            key_text(kt, sizeof kt, key->data, key->len);
+            ckpt_key_text(kt, sizeof kt, key->data, key->len);
             snprintf(tx->damage_what, sizeof tx->damage_what, "out of order after the entry "
                      "before it: the index is damaged");
             rc = ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database "
@@ -461,8 +403,8 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     if (tx == NULL || cb == NULL || db < 0 || db >= CKPT_DB_COUNT || (plen > 0 && prefix == NULL) ||
         plen > 511)
         return CKPT_E_INVAL;
-    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent)
-        return 0; /* none in this store: nothing to visit */
+    if (absent(tx, db))
+        return 0; /* nothing to visit */
     /* one recovery point for the LMDB calls; the callback runs outside it */
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
@@ -585,7 +527,7 @@ int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
     uint64_t n;
     if (tx == NULL || db < 0 || db >= CKPT_DB_COUNT)
         return CKPT_E_INVAL;
-    if (db == CKPT_DB_PDC_SERVER && tx->st->pdc_absent) {
+    if (absent(tx, db)) {
         if (entries)
             *entries = 0;
         if (bytes)
@@ -603,8 +545,8 @@ int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
     }
     int rc = mdb_stat(tx->txn, tx->st->dbi[db], &ms);
     n = ms.ms_entries;
-    if (rc == 0 && db == CKPT_DB_TAG_INDEX && tx->st->has_delta &&
-        (rc = mdb_stat(tx->txn, tx->st->delta_dbi, &ds)) == 0)
+    if (rc == 0 && db == CKPT_DB_TAG_INDEX && tx->st->delta.on &&
+        (rc = mdb_stat(tx->txn, tx->st->delta.dbi, &ds)) == 0)
         rc = ckpt_tagidx_count(tx, &cur, ms.ms_entries, &n);
     ckpt_guard_pop(&g);
     if (cur != NULL)

@@ -76,13 +76,24 @@ int ckpt_durable_begin(ckpt_store *st, struct ckpt_durable_tok *t);
 int ckpt_durable_end(ckpt_store *st, struct ckpt_durable_tok *t);
 void ckpt_durable_release(ckpt_store *st);
 
+/* The handle's state, a part for each file that keeps it. What is not in
+ * a part is set at open and read by all: options, paths, the environment
+ * and its schema, the meta record. */
 struct ckpt_store {
     struct ckpt_store_opts opts;
-    struct ckpt_durable dur;
     char *path;             /* root/rank-<r> */
     MDB_env *env;
-    int writer_fd;          /* flock'ed writer.lock while open for writing, else -1 */
-    int root_fd;            /* ROOT/store.lock, flock'ed shared while writing, else -1 */
+    size_t map_size;
+    unsigned psize;         /* LMDB's page size */
+    int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
+    const char *map_base;   /* where LMDB mapped data.mdb (LMDB does not say;
+                             * ckpt_map_base finds it), NULL while unknown;
+                             * reset when the map is resized (under grow) */
+
+    pthread_mutex_t mu;     /* batch, meta, commit */
+    pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
+
+    /* schema.c: the databases */
     MDB_dbi dbi[CKPT_DB_COUNT];
     /* The tag index's layout: 1 (format 2) for a DUPSORT|DUPFIXED database
      * namekey -> owner ids, 0 for format 1's namekey . owner -> "" (a v1
@@ -92,70 +103,92 @@ struct ckpt_store {
     /* Format 4: every value carries its record checksum (csum.h); reads
      * check and strip it (read.c), writes append it (ckpt_put_rec) */
     int csum;
-    /* Format 3: the tag index's recent entries (tagidx.c, "The delta").
-     * A commit logs its tag-index puts and deletes into dbuf, then appends
-     * them to the kvtag_delta database as chunks; the background thread
-     * merges chunks into kvtag_name (ckpt_tagidx_merge); every read of the
-     * tag index overlays what is still in the delta. */
-    int has_delta;          /* kvtag_delta is open (format 3) */
-    int pdc_absent;         /* a reader of a store without pdc_server: it reads as empty */
-    MDB_dbi delta_dbi;
-    uint8_t *dbuf;          /* this commit attempt's tag-index ops */
-    size_t dbuf_len, dbuf_cap;
-    uint32_t dbuf_n;
-    uint64_t delta_seq;     /* key of the next chunk */
-    uint64_t delta_pending; /* committed entries not yet merged (under mu) */
-    uint64_t delta_since_ms;/* mono ms of the oldest unmerged commit, 0 if none */
-    int merge_err;          /* last merge's error (CKPT_E_*), 0 if it succeeded */
-    uint64_t merge_err_ms;  /* and when it failed (mono ms) */
-    int closing;            /* close's last commit: no merge from the committing thread */
-    size_t map_size;
-    unsigned psize;         /* LMDB's page size */
-    int nolock;             /* opened without lock.mdb (MDB_NOLOCK: read-only media) */
-    const char *map_base;   /* where LMDB mapped data.mdb (LMDB does not say;
-                             * read.c finds it), NULL while unknown; reset
-                             * when the map is resized (under grow) */
-
-    pthread_mutex_t mu;     /* batch, meta, commit */
-    pthread_rwlock_t grow;  /* read txns hold it shared; map growth exclusive */
-
-    /* the open batch */
-    uint8_t *log;
-    size_t log_len, log_cap;
-    size_t nops;
-    uint64_t batch_start_ms;
-    struct run_ent *run;    /* commit: a run of kvtag puts, sorted by key */
-    size_t run_cap;
-    /* pending.c: the pending file this writer replayed or wrote last
-     * (export may replace only that one) */
-    int pending_have;
-    uint64_t pending_dev, pending_ino;
+    unsigned absent;        /* a reader's databases (1u << db) that its store was written
+                             * without (CKPT_DBS_ADDED_LATER): they read as empty */
 
     /* meta, as of the last commit plus in-memory changes */
     struct ckpt_store_info meta;
     uint64_t id_seq_committed; /* meta.id_seq as of the last commit */
-    int failed;             /* MDB_PANIC, or LMDB faulted on a damaged page: must
+    uint64_t id_lease;      /* ids are handed out below it (stage.c): a restart after
+                             * any crash starts at or above it; 0 until a commit with
+                             * the open's dirty mark is durable */
+
+    /* open.c: the locks a writer holds (release.c drops them) */
+    struct {
+        int writer_fd;      /* flock'ed writer.lock while open for writing, else -1 */
+        int root_fd;        /* ROOT/store.lock, flock'ed shared while writing, else -1 */
+    } locks;
+
+    /* stage.c: the open batch, applied by apply.c */
+    struct {
+        uint8_t *log;
+        size_t log_len, log_cap;
+        size_t nops;
+        uint64_t start_ms;
+        struct run_ent *run; /* commit: a run of kvtag puts, sorted by key */
+        size_t run_cap;
+    } batch;
+
+    /* commit.c: the last commit attempt */
+    struct {
+        int last_err;       /* its error, 0 if it succeeded */
+        size_t failed_nops; /* staged mutations at the last failed commit */
+        uint64_t failed_ms; /* and when it failed (mono ms) */
+        int closing;        /* close's last commit: no merge from the committing thread */
+    } commit;
+
+    /* Format 3: the tag index's recent entries (tagidx_delta.h). A commit
+     * logs its tag-index puts and deletes into buf (tagidx_delta.c), then
+     * appends them to the kvtag_delta database as chunks; the background
+     * thread merges chunks into kvtag_name (commit.c, ckpt_tagidx_merge);
+     * every read of the tag index overlays what is still in the delta. */
+    struct {
+        int on;             /* kvtag_delta is open (format 3) */
+        MDB_dbi dbi;
+        uint8_t *buf;       /* this commit attempt's tag-index ops */
+        size_t buf_len, buf_cap;
+        uint32_t buf_n;
+        uint64_t seq;       /* key of the next chunk */
+        uint64_t pending;   /* committed entries not yet merged (under mu) */
+        uint64_t since_ms;  /* mono ms of the oldest unmerged commit, 0 if none */
+        int merge_err;      /* last merge's error (CKPT_E_*), 0 if it succeeded */
+        uint64_t merge_err_ms; /* and when it failed (mono ms) */
+    } delta;
+
+    /* fault.c */
+    struct {
+        int failed;         /* MDB_PANIC, or LMDB faulted on a damaged page: must
                              * reopen (read and written with __atomic: a
                              * reader thread sets it without st->mu) */
-    int fault_set;          /* fault[] is written (first fault only) */
-    char fault[400];        /* what the first fault was, for later calls */
-    int last_commit_err;    /* error of the last commit attempt, 0 if it succeeded */
-    size_t failed_nops;     /* staged mutations at the last failed commit */
-    uint64_t failed_ms;     /* and when it failed (mono_ms) */
+        int set;            /* what[] is written (first fault only) */
+        char what[400];     /* what the first fault was, for later calls */
+    } fault;
 
-    /* background commit/sync thread */
-    pthread_t bg;
-    int bg_running;
-    int bg_stop;
-    /* What the stopped background thread does next, posted to bg_sem
-     * (no mutex: the closer never waits for st->mu held by a thread the
-     * scheduler put aside): BG_EXIT return, BG_RELEASE release the handle
-     * (a closed writer's environment is unmapped on it: ckpt_store_close) */
-    int bg_verdict;
-    sem_t bg_sem;
-    pthread_cond_t bg_cv;
-    uint64_t commits_since_sync;
-    size_t bytes_since_sync; /* staged bytes committed since the last sync */
+    /* bg.c: the background commit/sync thread */
+    struct {
+        pthread_t thread;
+        int running;
+        int stop;
+        /* What the stopped thread does next, posted to sem (no mutex: the
+         * closer never waits for st->mu held by a thread the scheduler put
+         * aside): BG_EXIT return, BG_RELEASE release the handle (a closed
+         * writer's environment is unmapped on it: ckpt_store_close) */
+        int verdict;
+        sem_t sem;
+        pthread_cond_t cv;
+        uint64_t commits_since_sync;
+        size_t bytes_since_sync; /* staged bytes committed since the last sync */
+    } bg;
+
+    /* pending.c: the pending file this writer replayed or wrote last
+     * (export may replace only that one) */
+    struct {
+        int have;
+        uint64_t dev, ino;
+    } pending;
+
+    /* durable.c: the sync record and the pin */
+    struct ckpt_durable dur;
 };
 
 struct ckpt_rtxn {
@@ -198,13 +231,6 @@ void ckpt_guard_on_assert(MDB_env *env, const char *msg);
 void ckpt_guard_describe(char *buf, size_t n, const struct ckpt_guard *g, const char *map,
                          size_t map_len, unsigned psize);
 
-/* store.c: after a fault the environment is never touched again by this
- * handle: mark it failed (later calls get CKPT_E_FAILED naming the first
- * fault) and return CKPT_E_CORRUPT with "PATH/data.mdb: WHERE: what". */
-int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where);
-/* CKPT_E_FAILED with the first fault's message if st failed, else 0 */
-int ckpt_store_check_failed(ckpt_store *st);
-
 /* errors.c */
 int ckpt_map_lmdb(int rc);
 #if defined(__GNUC__)
@@ -212,51 +238,90 @@ __attribute__((format(printf, 4, 5)))
 #endif
 int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...);
 void ckpt_set_open_err(const char *msg);
+/* A value's checksum is wrong, or it is too short to hold one:
+ * CKPT_E_CORRUPT naming the rank, database and key; what (may be NULL)
+ * gets the short reason */
+int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
+                    uint32_t stored, uint32_t computed, char *what, size_t wlen);
+
+/* keys.c */
+uint64_t ckpt_now_ms(void);  /* wall clock */
+uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
+/* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
+ * in hex and as text, for messages */
+void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
 
 /* root.c */
 int ckpt_lock_write_pid(int fd);           /* 0 or errno */
 long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 
-/* keys.c */
-uint64_t ckpt_now_ms(void);
+/* meta.c */
+int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
+int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
+/* Name and time step out of an object record; container name out of a
+ * container record; cont_id of an object (0 if absent). */
+int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
+                      const void *rec, size_t len);
+int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
-/* tagidx.c: the tag index under its logical keys (namekey . owner). */
-int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
-int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
-                     size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);
-/* read.c: where LMDB mapped data.mdb. LMDB keeps it to itself
+/* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a
+ * record with format 4's checksum when st->csum (MDB_NOOVERWRITE and
+ * MDB_KEYEXIST: *val is the old value, its checksum left out) */
+int ckpt_del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen);
+int ckpt_put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                    unsigned flags);
+/* A put that appends (MDB_APPEND, full pages) when the key sorts
+ * after every key of the database, else an ordinary put. */
+int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
+/* A put of a record key -> val into database db, with format 4's
+ * checksum when st->csum; appends as ckpt_put_append does. With
+ * MDB_NOOVERWRITE, on MDB_KEYEXIST *val is the old value, its checksum
+ * left out. */
+int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                 unsigned flags);
+/* Where LMDB mapped data.mdb. LMDB keeps it to itself
  * (MDB_envinfo's me_mapaddr is only set for MDB_FIXEDMAP), so take the
  * page holding the meta record (in database `meta`), whose header starts
  * with its page number. Called under a guard, with no map growth possible
  * meanwhile; cached in st->map_base until the map is resized. NULL if
  * unknown (no meta record yet, or a damaged page). */
 const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno);
-/* read.c: whether a key or value LMDB returned lies in the map's
+/* Whether a key or value LMDB returned lies in the map's
  * committed pages */
 int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
-/* Format 1 -> 2 inside the open write transaction: rebuild the tag index
- * as DUPSORT from the kvtag database. */
-int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
 
-/* tagidx.c, format 3's delta. A commit's tag-index put (TAGIDX_OP_PUT) or
- * delete (TAGIDX_OP_DEL) of a logical key goes to st->dbuf; 0 or ENOMEM. */
+/* fault.c: after a fault the environment is never touched again by this
+ * handle: mark it failed (later calls get CKPT_E_FAILED naming the first
+ * fault) and return CKPT_E_CORRUPT with "PATH/data.mdb: WHERE: what". */
+int ckpt_store_faulted(ckpt_store *st, const struct ckpt_guard *g, const char *where);
+/* CKPT_E_FAILED with the first fault's message if st failed, else 0 */
+int ckpt_store_check_failed(ckpt_store *st);
+/* "what happened" of a fault on st's map */
+void ckpt_describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_store *st);
+/* An environment (directory) whose write transaction faulted in this
+ * process: LMDB's writer mutex stays held until the process ends, so it
+ * is not opened for writing again here. is_poisoned takes data.mdb's
+ * path. */
+void ckpt_poison_env(const char *dir);
+int ckpt_is_poisoned(const char *data);
+
+/* tagidx_delta.c, format 3's delta (tagidx_delta.h). A commit's
+ * tag-index put (TAGIDX_OP_PUT) or delete (TAGIDX_OP_DEL) of a logical key
+ * goes to st->delta.buf; 0 or ENOMEM. */
 enum { TAGIDX_OP_PUT = 1, TAGIDX_OP_DEL = 2 };
 int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen);
-/* Append st->dbuf to kvtag_delta in the commit's transaction, as chunks
- * keyed from *seq on (advanced; the caller adopts it once the commit
+/* Append st->delta.buf to kvtag_delta in the commit's transaction, as
+ * chunks keyed from *seq on (advanced; the caller adopts it once the commit
  * succeeded). */
 int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq);
-/* Merge the oldest chunks of kvtag_delta (at least one, then whole chunks
- * up to about max_entries entries) into kvtag_name and delete them, inside
- * txn. *stop is read now and then: once it is non-zero the merge returns
- * ECANCELED (abort the transaction: nothing was merged). *merged: entries
- * merged; *more: whether chunks remain. MDB_CORRUPTED, with where filled,
- * for a damaged chunk. */
-int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
-                      uint64_t *merged, int *more, char *where, size_t wlen);
-/* At open: st->delta_seq and st->delta_pending from kvtag_delta's chunks;
+/* At open: st->delta.seq and st->delta.pending from kvtag_delta's chunks;
  * MDB_CORRUPTED, with where filled, for a damaged chunk header */
 int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
+
+/* tagidx.c: the tag index under its logical keys (namekey . owner). */
+int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
+int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const uint8_t *prefix,
+                     size_t plen, ckpt_iter_cb cb, void *payload, int *cb_rc);
 /* Reads: the delta's entries as of tx, sorted, the last op of each key;
  * built at the first read of the tag index in tx, freed with tx */
 struct ckpt_tagidx_view;
@@ -272,33 +337,85 @@ int ckpt_tagidx_count(ckpt_rtxn *tx, MDB_cursor *volatile *curp, uint64_t main_e
 #define CKPT_TAGIDX_REPORTED (-29000)
 #define CKPT_DELTA_DB "kvtag_delta"
 #define CKPT_TAGIDX_FLAGS (MDB_DUPSORT | MDB_DUPFIXED)
+/* Format 1 -> 2 inside the open write transaction: rebuild the tag index
+ * as DUPSORT from the kvtag database. */
+int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn);
+/* Merge the oldest chunks of kvtag_delta (at least one, then whole chunks
+ * up to about max_entries entries) into kvtag_name and delete them, inside
+ * txn. *stop is read now and then: once it is non-zero the merge returns
+ * ECANCELED (abort the transaction: nothing was merged). *merged: entries
+ * merged; *more: whether chunks remain. MDB_CORRUPTED, with where filled,
+ * for a damaged chunk. */
+int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
+                      uint64_t *merged, int *more, char *where, size_t wlen);
 
-/* store.c: put of a record key -> val into database db, with format 4's
- * checksum when st->csum; appends as ckpt_put_append does. With
- * MDB_NOOVERWRITE, on MDB_KEYEXIST *val is the old value, its checksum
- * left out. */
-int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
-                 unsigned flags);
-/* read.c: a value's checksum is wrong, or it is too short to hold one:
- * CKPT_E_CORRUPT naming the rank, database and key; what (may be NULL)
- * gets the short reason */
-int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen, size_t vlen,
-                    uint32_t stored, uint32_t computed, char *what, size_t wlen);
+/* apply.c: one staged op (its key k, aux a and value v follow h) inside
+ * a write transaction; -1 for a hash collision of two long names in a
+ * name index (the caller reports it). ckpt_apply_kvtag_run: the run of
+ * consecutive kvtag puts at st->log + *off (at most `left` ops), in key
+ * order; advances *off and *done past it. */
+int ckpt_apply_op(ckpt_store *st, MDB_txn *txn, const struct op_hdr *h, const uint8_t *k,
+                  const uint8_t *a, const uint8_t *v);
+int ckpt_apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done, size_t left);
+/* bytes of a staged op in the log: header, key, aux, value, padded to 8 */
+size_t ckpt_op_size(const struct op_hdr *h);
 
-/* store.c: put that appends (MDB_APPEND, full pages) when the key sorts
- * after every key of the database, else an ordinary put. */
-int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags);
+/* commit.c, all under st->mu. ckpt_commit_locked: apply the whole batch
+ * and commit it, growing the map as needed; `force` commits even an empty
+ * batch (meta changes). ckpt_put_meta: the meta record m into txn.
+ * ckpt_retry_due: whether the commit policy may retry a failed commit now;
+ * ckpt_sync_due: whether enough was committed for a background sync. The
+ * tag index's delta: ckpt_merge_due (by_age: also one that waited
+ * sync_ms), ckpt_merge_all_locked (every chunk, a slice at a time, until
+ * *stop rises; `yield` lets st->mu go between slices), and
+ * ckpt_merge_tags_locked (asked for: even after a failed merge). */
+int ckpt_commit_locked(ckpt_store *st, int force);
+int ckpt_put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m);
+int ckpt_retry_due(const ckpt_store *st);
+int ckpt_sync_due(const ckpt_store *st);
+int ckpt_merge_due(const ckpt_store *st, int by_age);
+int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged);
+int ckpt_merge_tags_locked(ckpt_store *st);
+/* A commit with id sequence id_seq (and the open's dirty mark) is durable
+ * now: a restart after any crash starts at id_seq + CKPT_ID_CRASH_GAP or
+ * above, so ids below that may be handed out (st->id_lease). Under st->mu. */
+void ckpt_lease_synced(ckpt_store *st, uint64_t id_seq);
 
-/* meta.c */
-int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
-int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
-/* Name and time step out of an object record; container name out of a
- * container record; cont_id of an object (0 if absent). */
-int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
-                      const void *rec, size_t len);
-int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
+/* schema.c: open the databases and read (or, *fresh, create) the meta
+ * record inside the open's transaction; a writer converts older formats
+ * there. Error set. */
+int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh);
+
+/* bg.c: the background thread of a writer that commits by time or syncs
+ * in the background (none otherwise). ckpt_bg_request_stop asks it to
+ * stop once its current step is over; ckpt_bg_stop also joins it (it
+ * exits: BG_EXIT). A stopped thread waits on bg.sem for its verdict:
+ * BG_EXIT, or BG_RELEASE to release the closed handle (release.c). */
+enum { BG_EXIT = 1, BG_RELEASE = 2 };
+void ckpt_bg_start(ckpt_store *st);
+void ckpt_bg_request_stop(ckpt_store *st);
+void ckpt_bg_stop(ckpt_store *st);
+
+/* release.c: ckpt_release frees st (its environment closed, its locks
+ * dropped); ckpt_drop_locks drops writer.lock and store.lock alone (a
+ * second call does nothing). ckpt_release_track hands st's release to a
+ * thread that every open, fork and exit waits for: the background thread
+ * when via_bg (2: the caller then posts BG_RELEASE to it), else a new one
+ * running ckpt_release_main (1); 0: none can take it, release it inline. */
+void ckpt_release(ckpt_store *st);
+void ckpt_drop_locks(ckpt_store *st);
+int ckpt_release_track(ckpt_store *st, int via_bg);
+void *ckpt_release_main(void *st);
+
+/* stage.c: room in the batch log for `need` more bytes (under st->mu);
+ * 0, or CKPT_E_NOMEM with the message set */
+int ckpt_batch_reserve(ckpt_store *st, size_t need);
 
 #define CKPT_META_KEY "meta"
+/* Databases added to the schema after stores were written without them
+ * (and without a format change): a writer creates one, a reader of such a
+ * store reads it as empty (st->absent). pdc_server: PDC's server state. */
+#define CKPT_DBS_ADDED_LATER (1u << CKPT_DB_PDC_SERVER)
 /* Staged bytes above which new mutations are refused while commits fail. */
 #define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
 

@@ -12,22 +12,14 @@
  * and is read as it is (st->tagidx_dup == 0); a writer converts it at open
  * (ckpt_tagidx_migrate_v1, under the writer lock, in the open transaction).
  * Format 3 keeps format 2's kvtag_name and adds a delta of recent entries
- * in front of it (below, "Format 3: the delta").
+ * in front of it (tagidx_delta.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_int.h"
-
-/* One delta entry. */
-struct dent {
-    const uint8_t *key;
-    uint32_t seq; /* position in the delta: later wins */
-    uint16_t klen;
-    uint8_t op;
-};
+#include "tagidx_delta.h"
 
 struct ckpt_tagidx_view {
     size_t n;
@@ -40,13 +32,6 @@ static const struct dent *view_find(const struct ckpt_tagidx_view *view, const u
 static int view_put_at(const struct ckpt_tagidx_view *view, size_t i, const uint8_t *prefix,
                        size_t plen, const uint8_t **key, size_t *klen, int *put);
 static size_t view_lower(const struct ckpt_tagidx_view *view, const uint8_t *key, size_t klen);
-
-/* byte order, a prefix first */
-static int key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
-{
-    int c = memcmp(a, b, la < lb ? la : lb);
-    return c ? c : (la > lb) - (la < lb);
-}
 
 static int split(const uint8_t *lkey, size_t klen, MDB_val *k, MDB_val *d)
 {
@@ -272,7 +257,7 @@ int ckpt_tagidx_iter(ckpt_rtxn *tx, MDB_cursor *cur, struct ckpt_guard *g, const
         int have_v = view_put_at(view, vi, prefix, plen, &vk, &vlen, &vput) == 0;
         if (mrc == MDB_NOTFOUND && !have_v)
             return 0;
-        int c = mrc == MDB_NOTFOUND ? 1 : !have_v ? -1 : key_cmp(lk, len, vk, vlen);
+        int c = mrc == MDB_NOTFOUND ? 1 : !have_v ? -1 : ckpt_tagidx_key_cmp(lk, len, vk, vlen);
         const uint8_t *ek = lk;
         size_t elen = len;
         int emit = 1;
@@ -356,200 +341,6 @@ int ckpt_tagidx_migrate_v1(ckpt_store *st, MDB_txn *txn)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* ------------------------------------------------------------------ */
-/* Format 3: the delta                                                 */
-/* ------------------------------------------------------------------ */
-/*
- * A commit does not write kvtag_name. It logs each tag-index put and delete
- * (st->dbuf) and appends them to kvtag_delta as chunks: key a sequence
- * number (8 bytes BE, ascending), value
- *     count (4 bytes BE), then count entries: op (1 byte: 1 put, 2 delete),
- *     key length (2 bytes BE, 9 .. CKPT_NAMEKEY_MAX + 8), the logical key.
- * Appending touches only kvtag_delta's last pages, where writing
- * kvtag_name directly rewrote one leaf per tag name per commit: at 10K
- * objects x 100 kvtags about 120 pages a commit, all of which close had to
- * write. The background thread merges the oldest chunks into kvtag_name in
- * a transaction of its own (ckpt_tagidx_merge), sorted, so each name's leaf
- * is rewritten once per merge rather than once per commit. A read of the
- * tag index overlays the chunks not yet merged (struct ckpt_tagidx_view),
- * so every reader sees exactly the logical index of format 2.
- */
-#define DELTA_CHUNK_MAX ((size_t)32 << 10)
-#define DELTA_KEY_MIN 9u
-#define DELTA_KEY_MAX (CKPT_NAMEKEY_MAX + 8u)
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen)
-{
-    if (klen < DELTA_KEY_MIN || klen > DELTA_KEY_MAX)
-        return EINVAL;
-    if (st->dbuf_len + 3 + klen > st->dbuf_cap) {
-        size_t ncap = st->dbuf_cap ? 2 * st->dbuf_cap : 64 << 10;
-        while (ncap < st->dbuf_len + 3 + klen)
-            ncap *= 2;
-        uint8_t *nb = realloc(st->dbuf, ncap);
-        if (nb == NULL)
-            return ENOMEM;
-        st->dbuf = nb;
-        st->dbuf_cap = ncap;
-    }
-    uint8_t *p = st->dbuf + st->dbuf_len;
-    p[0] = (uint8_t)op;
-    p[1] = (uint8_t)(klen >> 8);
-    p[2] = (uint8_t)klen;
-    memcpy(p + 3, lkey, klen);
-    st->dbuf_len += 3 + klen;
-    st->dbuf_n++;
-    return 0;
-}
-
-int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
-{
-    size_t off = 0;
-    while (off < st->dbuf_len) {
-        /* whole entries, up to DELTA_CHUNK_MAX bytes (at least one) */
-        size_t end = off;
-        uint32_t n = 0;
-        while (end < st->dbuf_len) {
-            size_t e = 3 + ((size_t)st->dbuf[end + 1] << 8 | st->dbuf[end + 2]);
-            if (n > 0 && end + e - off > DELTA_CHUNK_MAX)
-                break;
-            end += e;
-            n++;
-        }
-        uint8_t kb[8];
-        ckpt_key_u64(kb, *seq);
-        /* format 4: the chunk's checksum after it (csum.h) */
-        MDB_val k = {8, kb}, v = {4 + end - off + (st->csum ? CKPT_CSUM_LEN : 0), NULL};
-        int rc = mdb_put(txn, st->delta_dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
-        if (rc)
-            return rc;
-        uint8_t *p = v.mv_data;
-        p[0] = (uint8_t)(n >> 24);
-        p[1] = (uint8_t)(n >> 16);
-        p[2] = (uint8_t)(n >> 8);
-        p[3] = (uint8_t)n;
-        memcpy(p + 4, st->dbuf + off, end - off);
-        if (st->csum)
-            ckpt_csum_seal(kb, 8, p, 4 + end - off);
-        (*seq)++;
-        off = end;
-    }
-    return 0;
-}
-
-/* Check a chunk and append its entries to *ents (grown as needed; ents
- * NULL: only check them); *n is
- * the count so far. 0, ENOMEM, or MDB_CORRUPTED with where = what is wrong. */
-static int chunk_entries(int csum, struct dent **ents, size_t *n, size_t *cap, const MDB_val *key,
-                         const MDB_val *val, char *where, size_t wlen)
-{
-    const uint8_t *p = val->mv_data;
-    size_t len = val->mv_size, off = 4;
-    uint64_t seq = key->mv_size == 8 ? ckpt_key_get_u64(key->mv_data) : 0;
-    uint32_t cs, cc;
-    if (csum && ckpt_csum_check(key->mv_data, key->mv_size, p, len, &cs, &cc) != 0) {
-        snprintf(where, wlen, "chunk %llu: checksum mismatch (stored %08x, computed %08x)",
-                 (unsigned long long)seq, cs, cc);
-        return MDB_CORRUPTED;
-    }
-    if (csum)
-        len -= CKPT_CSUM_LEN;
-    if (key->mv_size != 8 || len < 4) {
-        snprintf(where, wlen, "chunk %llu: %s", (unsigned long long)seq,
-                 key->mv_size != 8 ? "a key that is not 8 bytes" : "shorter than its header");
-        return MDB_CORRUPTED;
-    }
-    uint32_t count = get_be32(p);
-    if (count == 0 || count > (len - 4) / (3 + DELTA_KEY_MIN)) {
-        snprintf(where, wlen, "chunk %llu: says %u entries in %zu bytes", (unsigned long long)seq,
-                 count, len);
-        return MDB_CORRUPTED;
-    }
-    if (ents != NULL && *n + count > *cap) {
-        size_t ncap = *cap ? *cap : 1024;
-        while (ncap < *n + count)
-            ncap *= 2;
-        struct dent *ne = realloc(*ents, ncap * sizeof *ne);
-        if (ne == NULL)
-            return ENOMEM;
-        *ents = ne;
-        *cap = ncap;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        size_t kl;
-        if (off + 3 > len || (p[off] != TAGIDX_OP_PUT && p[off] != TAGIDX_OP_DEL) ||
-            (kl = (size_t)p[off + 1] << 8 | p[off + 2]) < DELTA_KEY_MIN || kl > DELTA_KEY_MAX ||
-            kl > len - off - 3) {
-            snprintf(where, wlen, "chunk %llu: entry %u of %u at byte %zu is damaged",
-                     (unsigned long long)seq, i, count, off);
-            return MDB_CORRUPTED;
-        }
-        if (ents != NULL) { /* else only checked (ckpt_tagidx_delta_scan) */
-            struct dent *d = &(*ents)[*n + i];
-            d->key = p + off + 3;
-            d->klen = (uint16_t)kl;
-            d->op = p[off];
-            d->seq = (uint32_t)(*n + i);
-        }
-        off += 3 + kl;
-    }
-    if (off != len) {
-        snprintf(where, wlen, "chunk %llu: %zu bytes after its %u entries",
-                 (unsigned long long)seq, len - off, count);
-        return MDB_CORRUPTED;
-    }
-    *n += count;
-    return 0;
-}
-
-static int dent_cmp(const void *pa, const void *pb)
-{
-    const struct dent *a = pa, *b = pb;
-    int c = key_cmp(a->key, a->klen, b->key, b->klen);
-    return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
-}
-
-/* Sort by key, then keep only each key's last entry; returns the count. */
-static size_t dents_collapse(struct dent *e, size_t n)
-{
-    size_t w = 0;
-    if (n > 1)
-        qsort(e, n, sizeof *e, dent_cmp);
-    for (size_t i = 0; i < n; i++) {
-        if (i + 1 < n && e[i + 1].klen == e[i].klen && memcmp(e[i + 1].key, e[i].key, e[i].klen) == 0)
-            continue;
-        e[w++] = e[i];
-    }
-    return w;
-}
-
-int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen)
-{
-    MDB_cursor *cur;
-    MDB_val k, v;
-    size_t n = 0, last = 0;
-    int rc = mdb_cursor_open(txn, st->delta_dbi, &cur);
-    if (rc)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if ((rc = chunk_entries(st->csum, NULL, &n, NULL, &k, &v, where, wlen)) != 0)
-            break;
-        last = ckpt_key_get_u64(k.mv_data);
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND)
-        return rc;
-    st->delta_seq = last + 1;
-    st->delta_pending = n;
-    return 0;
-}
-
 int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const int *stop,
                       uint64_t *merged, int *more, char *where, size_t wlen)
 {
@@ -560,7 +351,7 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
     int rc;
     *merged = 0;
     *more = 0;
-    if ((rc = mdb_cursor_open(txn, st->delta_dbi, &cur)) != 0)
+    if ((rc = mdb_cursor_open(txn, st->delta.dbi, &cur)) != 0)
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -568,13 +359,13 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
             *more = 1;
             break;
         }
-        if ((rc = chunk_entries(st->csum, &e, &n, &cap, &k, &v, where, wlen)) != 0)
+        if ((rc = ckpt_delta_chunk_entries(st->csum, &e, &n, &cap, &k, &v, where, wlen)) != 0)
             goto done;
         chunks++;
     }
     if (rc != 0 && rc != MDB_NOTFOUND)
         goto done;
-    size_t m = dents_collapse(e, n);
+    size_t m = ckpt_delta_collapse(e, n);
     struct ckpt_tagidx_run run = CKPT_TAGIDX_RUN_INIT;
     rc = 0;
     for (size_t i = 0; i < m && rc == 0; i++) {
@@ -593,7 +384,7 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
     if (rc)
         goto done;
     if (!*more) {
-        rc = mdb_drop(txn, st->delta_dbi, 0);
+        rc = mdb_drop(txn, st->delta.dbi, 0);
     } else {
         for (size_t i = 0; i < chunks && rc == 0; i++)
             if ((rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) == 0)
@@ -626,11 +417,11 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
     char where[160] = "";
     int rc;
     *out = tx->view;
-    if (tx->view_built || !st->has_delta)
+    if (tx->view_built || !st->delta.on)
         return 0;
     MDB_stat ms;
-    if ((rc = mdb_stat(tx->txn, st->delta_dbi, &ms)) != 0 ||
-        (rc = mdb_cursor_open(tx->txn, st->delta_dbi, &cur)) != 0)
+    if ((rc = mdb_stat(tx->txn, st->delta.dbi, &ms)) != 0 ||
+        (rc = mdb_cursor_open(tx->txn, st->delta.dbi, &cur)) != 0)
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -639,7 +430,7 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
             rc = MDB_CORRUPTED;
             break;
         }
-        if ((rc = chunk_entries(tx->st->csum, &e, &n, &cap, &k, &v, where, sizeof where)) != 0)
+        if ((rc = ckpt_delta_chunk_entries(tx->st->csum, &e, &n, &cap, &k, &v, where, sizeof where)) != 0)
             break;
     }
     mdb_cursor_close(cur);
@@ -650,7 +441,7 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
                         "database is damaged", st->path, st->opts.rank, CKPT_DELTA_DB, where);
         return rc == MDB_CORRUPTED ? CKPT_TAGIDX_REPORTED : rc;
     }
-    size_t m = dents_collapse(e, n);
+    size_t m = ckpt_delta_collapse(e, n);
     struct ckpt_tagidx_view *view = NULL;
     if (m > 0) {
         if ((view = malloc(sizeof *view + m * sizeof view->e[0])) == NULL) {
@@ -674,7 +465,7 @@ static const struct dent *view_find(const struct ckpt_tagidx_view *view, const u
     size_t lo = 0, hi = view ? view->n : 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = key_cmp(view->e[mid].key, view->e[mid].klen, key, klen);
+        int c = ckpt_tagidx_key_cmp(view->e[mid].key, view->e[mid].klen, key, klen);
         if (c == 0)
             return &view->e[mid];
         if (c < 0)
@@ -707,7 +498,7 @@ static size_t view_lower(const struct ckpt_tagidx_view *view, const uint8_t *key
     size_t lo = 0, hi = view ? view->n : 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (key_cmp(view->e[mid].key, view->e[mid].klen, key, klen) < 0)
+        if (ckpt_tagidx_key_cmp(view->e[mid].key, view->e[mid].klen, key, klen) < 0)
             lo = mid + 1;
         else
             hi = mid;

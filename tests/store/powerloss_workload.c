@@ -16,8 +16,11 @@
  * Markers in the shim's log (shim_mark):
  *   "pre" M   the next call may commit mutations up to M (before it)
  *   "commit" M  mutations 0..M-1 are committed (after the call returned)
+ *   "id" I    ckpt_store_next_id handed out id I (after it returned): right
+ *             after each open and each commit, with nothing staged
  * The checker derives from them which committed prefixes a crash image
- * may hold.
+ * may hold, and that no id handed out before the crash is handed out
+ * again after it.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -34,6 +37,19 @@ static void mark(uint64_t v, const char *what)
 {
     if (mark_fn)
         mark_fn(v, what);
+}
+
+/* An id, marked once handed out (nothing is staged: an id call that
+ * commits commits no mutation). 0, or 1 after saying why. */
+static int take_id(ckpt_store *st)
+{
+    uint64_t id;
+    if (ckpt_store_next_id(st, &id) != 0) {
+        fprintf(stderr, "next id: %s\n", ckpt_store_errmsg(st));
+        return 1;
+    }
+    mark(id, "id");
+    return 0;
 }
 
 static void pause_us(long us)
@@ -79,6 +95,8 @@ int main(int argc, char **argv)
             return 1;
         }
         mark(m.n, "commit");
+        if (take_id(st) != 0)
+            return 1;
         uint64_t end = n * (uint64_t)(s + 1) / (uint64_t)sessions;
         while (m.n < end) {
             struct plm_op op;
@@ -98,6 +116,8 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 mark(m.n, "commit");
+                if (take_id(st) != 0)
+                    return 1;
                 pause_us(300);
             }
         }

@@ -31,9 +31,13 @@
  *     LMDB's meta page (an END is paired with the oldest unpaired pread,
  *     the weaker claim); without a sync record (the store before it
  *     existed) the fdatasync of data.mdb and the commits before it began;
+ *   - hand out, as a restart's first new id, one above every id the
+ *     workload was handed before the crash point (ids are never reused);
  *   - close again, and pass `ckpt-inspect verify`;
  *   - never die by a signal (a child process opens each image).
- * IMAGES images in all (split over the workloads). Prints a summary; exit
+ * IMAGES images in all (split over the workloads), and for each workload
+ * one more at each id it was handed, right after it, with only the durable
+ * writes (variant "durable only"). Prints a summary; exit
  * status 1 at the first failing workload's end, naming every failure.
  */
 #define _GNU_SOURCE
@@ -256,6 +260,16 @@ static void bounds(const struct logf *L, int mode, size_t c, int64_t *lo, int64_
     }
 }
 
+/* The largest id handed out before crash point c (0 if none). */
+static uint64_t max_id_before(const struct logf *L, size_t c)
+{
+    uint64_t id = 0;
+    for (size_t i = 0; i < c; i++)
+        if (is_mark(&L->r[i], "id") && L->r[i].h.off > id)
+            id = L->r[i].h.off;
+    return id;
+}
+
 /* The commit points of the log (values of "commit" marks). */
 static int is_commit_point(const struct logf *L, int64_t m)
 {
@@ -386,7 +400,7 @@ struct verdict {
 };
 
 static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, int64_t hi,
-                        const struct logf *L, struct verdict *v)
+                        uint64_t max_id, const struct logf *L, struct verdict *v)
 {
     static struct plm m;
     struct ckpt_store_info info;
@@ -450,6 +464,19 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
         ckpt_store_discard(st);
         return;
     }
+    uint64_t id = 0;
+    int rc = ckpt_store_next_id(st, &id);
+    if (rc != 0 || id <= max_id) {
+        v->bad = 8;
+        if (rc != 0)
+            snprintf(v->why, sizeof v->why, "restart: next id: %s", ckpt_store_errmsg(st));
+        else
+            snprintf(v->why, sizeof v->why, "restart: new id %llu, but the workload was handed "
+                     "id %llu before the crash: handed out twice", (unsigned long long)id,
+                     (unsigned long long)max_id);
+        ckpt_store_discard(st);
+        return;
+    }
     v->close_rc = ckpt_store_close(st);
     if (v->close_rc != 0) {
         v->bad = 7;
@@ -473,7 +500,7 @@ static int check_image(const struct logf *L, const char *dir, int mode, uint64_t
     if (pid == 0) {
         close(pfd[0]);
         setenv("PDC_CKPT_TEST_BOOT_ID", "powerloss-test-after-the-crash", 1);
-        child_check(dir, mode, seed, lo, hi, L, &v);
+        child_check(dir, mode, seed, lo, hi, max_id_before(L, c), L, &v);
         ssize_t w = write(pfd[1], &v, sizeof v);
         _exit(w == (ssize_t)sizeof v ? 0 : 3);
     }
@@ -597,8 +624,24 @@ static int run_workload(const struct workload *w, unsigned images)
         }
         fails += check_image(&L, img, mode, w->seed, c, variant, wname) != 0;
     }
-    printf("%s: %zu records, %zu writes, %zu syncs; %u images, %u failed\n", wname, L.n, nwrite,
-           nsync, images, fails);
+    /* and, every time: a crash right after each id was handed out, with
+     * every write not yet durable lost (the first: a restart that
+     * committed nothing since its open) */
+    unsigned at_ids = 0;
+    for (size_t i = 0; i < L.n && !(stop && fails); i++) {
+        if (!is_mark(&L.r[i], "id"))
+            continue;
+        at_ids++;
+        if (build_image(&L, i + 1, 0, img) != 0) {
+            fprintf(stderr, "FAIL %s: cannot write the image\n", wname);
+            total_fail++;
+            fails++;
+            continue;
+        }
+        fails += check_image(&L, img, mode, w->seed, i + 1, 0, wname) != 0;
+    }
+    printf("%s: %zu records, %zu writes, %zu syncs; %u images and %u right after an id, %u "
+           "failed\n", wname, L.n, nwrite, nsync, images, at_ids, fails);
     fflush(stdout);
     free(ends);
     free_log(&L);

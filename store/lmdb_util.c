@@ -1,0 +1,89 @@
+/*
+ * lmdb_util.c - small LMDB helpers the store's files share: puts that
+ * append and seal (format 4's checksum), a quiet delete, and the bounds of
+ * the map that reads check what LMDB returns against. A leaf: it calls
+ * nothing of the store but csum.c.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "store_int.h"
+
+int ckpt_del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen)
+{
+    MDB_val key = {klen, (void *)k};
+    int rc = mdb_del(txn, dbi, &key, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* LMDB splits a full leaf page in half, so keys inserted in ascending order
+ * leave every page about half empty; with MDB_APPEND the new key starts a
+ * new page and the old one stays full. MDB_APPEND fails (MDB_KEYEXIST, and
+ * changes nothing) unless the key sorts after every key of the database;
+ * then this is an ordinary put with `flags`. */
+int ckpt_put_append(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val, unsigned flags)
+{
+    MDB_val v = *val;
+    int rc = mdb_put(txn, dbi, key, &v, MDB_APPEND);
+    if (rc != MDB_KEYEXIST)
+        return rc;
+    return mdb_put(txn, dbi, key, val, flags); /* with MDB_NOOVERWRITE: *val = the old value */
+}
+
+/* mdb_put of key -> val with format 4's checksum (csum.h) after the value
+ * (MDB_RESERVE: the value is written once, in place). */
+int ckpt_put_sealed(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                    unsigned flags)
+{
+    if (!st->csum)
+        return mdb_put(txn, dbi, key, val, flags);
+    MDB_val r = {val->mv_size + CKPT_CSUM_LEN, NULL};
+    int rc = mdb_put(txn, dbi, key, &r, flags | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE)) {
+        /* the old value, without its checksum */
+        val->mv_data = r.mv_data;
+        val->mv_size = r.mv_size >= CKPT_CSUM_LEN ? r.mv_size - CKPT_CSUM_LEN : 0;
+        return rc;
+    }
+    if (rc)
+        return rc;
+    memcpy(r.mv_data, val->mv_data, val->mv_size);
+    ckpt_csum_seal(key->mv_data, key->mv_size, r.mv_data, val->mv_size);
+    return 0;
+}
+
+int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *val,
+                 unsigned flags)
+{
+    MDB_val v = *val;
+    int rc = ckpt_put_sealed(st, txn, dbi, key, &v, MDB_APPEND);
+    if (rc != MDB_KEYEXIST)
+        return rc;
+    return ckpt_put_sealed(st, txn, dbi, key, val, flags);
+}
+
+const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno)
+{
+    const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
+    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
+    uint64_t pgno;
+    if (b != NULL || st->psize == 0 || mdb_get(txn, meta, &k, &v) != 0)
+        return b;
+    const char *page = (const char *)((uintptr_t)v.mv_data & ~(uintptr_t)(st->psize - 1));
+    memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
+    if (pgno < 2 || pgno > last_pgno)
+        return NULL; /* a damaged page (0 and 1 are LMDB's meta pages): no
+                      * bound rather than a wrong one */
+    b = page - pgno * st->psize;
+    __atomic_store_n(&st->map_base, b, __ATOMIC_RELEASE);
+    return b;
+}
+
+/* A key or value LMDB returned lies inside the committed map. */
+int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v)
+{
+    const char *p = v->mv_data;
+    if (v->mv_size == 0 || tx->map_lo == NULL)
+        return 1;
+    return p >= tx->map_lo && p < tx->map_hi && v->mv_size <= (size_t)(tx->map_hi - p);
+}

@@ -1,0 +1,455 @@
+/*
+ * open.c - opening a rank's environment: options, ownership and locks
+ * (ROOT/store.lock shared, writer.lock), the power-loss recovery before
+ * LMDB reads the file (durable.c), LMDB's environment and the checks
+ * before a writer's first write, the schema (schema.c) and the open's
+ * commit of its meta record.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ckpt_fs.h"
+#include "store_int.h"
+
+/* A writer's root (and rank directory), where they exist, must be
+ * directories this user owns: metadata must not land in, or be readable
+ * through, someone else's directory. */
+static int check_owned(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return errno == ENOENT ? 0 : ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s", path);
+    if (!S_ISDIR(sb.st_mode))
+        return ckpt_seterr(NULL, CKPT_E_PERM, 0, "%s: store root is not a directory", path);
+    if (sb.st_uid != geteuid())
+        return ckpt_seterr(NULL, CKPT_E_PERM, 0, "%s: owned by uid %ld, not by this user (uid %ld); "
+                           "refusing to keep a store there", path, (long)sb.st_uid, (long)geteuid());
+    return 0;
+}
+
+/* Create and open the LMDB environment, with LMDB's assertions routed to
+ * the guards. A reader that cannot create or open lock.mdb (a read-only
+ * medium, a directory or lock file without write permission) opens
+ * without it (MDB_NOLOCK): LMDB then keeps no reader table, which is safe
+ * because no writer can be at work where the lock file cannot be written
+ * (a writer needs it). Errors name the file that really failed. */
+static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned flags, const char *data)
+{
+    int rc;
+    for (;;) {
+        if ((rc = mdb_env_create(&st->env)) != 0)
+            return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create an LMDB environment",
+                               st->path);
+        mdb_env_set_assert(st->env, ckpt_guard_on_assert);
+        if ((rc = mdb_env_set_maxdbs(st->env, 16)) == 0 &&
+            (o->readonly ||
+             (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) == 0))
+            rc = mdb_env_open(st->env, st->path, flags, 0600);
+        if (rc == 0)
+            break;
+        mdb_env_close(st->env);
+        st->env = NULL;
+        if (rc == EACCES || rc == EPERM || rc == EROFS) {
+            /* which file: data.mdb itself, or LMDB's lock file? */
+            int fd = open(data, (o->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+            int e = errno;
+            if (fd < 0)
+                return ckpt_seterr(NULL, ckpt_map_lmdb(e), e, "%s: cannot open it%s", data,
+                                   o->readonly ? "" : " for writing");
+            close(fd);
+            if (o->readonly && !(flags & MDB_NOLOCK)) {
+                flags |= MDB_NOLOCK;
+                continue;
+            }
+            return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/lock.mdb: cannot create or open "
+                               "LMDB's lock file", st->path);
+        }
+        int code = rc == MDB_INVALID ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc);
+        return ckpt_seterr(NULL, code, rc, "%s/data.mdb: cannot open the LMDB environment%s",
+                           st->path, rc == MDB_INVALID ? ": not an LMDB file, or its header is damaged"
+                                                       : "");
+    }
+    st->nolock = (flags & MDB_NOLOCK) != 0;
+    MDB_stat es;
+    mdb_env_stat(st->env, &es);
+    st->psize = es.ms_psize;
+    return 0;
+}
+
+/* Whether LMDB's free-page list (its database 0) is sound, before a
+ * writer's first write transaction. LMDB reads that list, and copies what
+ * its records say, at the first page a writer allocates and again at every
+ * commit, trusting the sizes on the page: a damaged record there made
+ * LMDB copy past a heap buffer (found by AddressSanitizer in
+ * reliability_damaged_random: a page of garbage over the list's root). So
+ * every record is checked first: an 8-byte key (a transaction id); a value
+ * of (n + 1) 8-byte words holding n, then n page numbers, each a page of
+ * the file other than the two meta pages; key and value inside the file's
+ * pages. A page LMDB reads on the way that faults is caught by the
+ * caller's guard. Cost: one read of the list, which LMDB keeps short. */
+static int check_freelist(ckpt_store *st, const MDB_envinfo *ei)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    const size_t last = ei->me_last_pgno, ps = st->psize;
+    const char *why = NULL;
+    uint64_t txnid = 0;
+    int rc;
+    if (ps == 0)
+        return 0;
+    if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
+                           st->path);
+    /* the map's base bounds every key and value read below */
+    const char *base = NULL;
+    MDB_dbi mdbi;
+    if (mdb_dbi_open(txn, ckpt_db_name(CKPT_DB_META), 0, &mdbi) == 0)
+        base = ckpt_map_base(st, txn, mdbi, last);
+    if (base == NULL) { /* no meta record yet (a store being created), or a damaged one: open_schema says which */
+        mdb_txn_abort(txn);
+        return 0;
+    }
+    const char *end = base + (last + 1) * ps;
+    if ((rc = mdb_cursor_open(txn, 0, &cur)) != 0) {
+        mdb_txn_abort(txn);
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot read LMDB's free-page "
+                           "list", st->path);
+    }
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && why == NULL;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        uint64_t n = 0;
+        /* nothing is read from a key or value before it is known to lie in
+         * the file's pages past the two meta pages */
+        if (k.mv_size != 8 || (const char *)k.mv_data < base + 2 * ps ||
+            (const char *)k.mv_data > end - 8) {
+            why = "a record whose key is not a transaction id";
+            break;
+        }
+        memcpy(&txnid, k.mv_data, 8);
+        if ((const char *)v.mv_data < base + 2 * ps || (const char *)v.mv_data > end ||
+            v.mv_size > (size_t)(end - (const char *)v.mv_data) || v.mv_size < 8 ||
+            v.mv_size % 8 != 0) {
+            why = "a record outside the file's pages, or of a size that is no page list";
+            break;
+        }
+        memcpy(&n, v.mv_data, 8);
+        if (n != v.mv_size / 8 - 1) {
+            why = "a page list whose count does not match its size";
+            break;
+        }
+        for (uint64_t i = 1; i <= n; i++) {
+            uint64_t pg;
+            memcpy(&pg, (const char *)v.mv_data + 8 * i, 8);
+            if (pg < 2 || pg > last) {
+                why = "a free page number outside the file";
+                break;
+            }
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    if (why != NULL)
+        return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: LMDB's free-page list is damaged "
+                           "(record of transaction %llu: %s); not opened for writing", st->path,
+                           (unsigned long long)txnid, why);
+    if (rc != MDB_NOTFOUND)
+        return ckpt_seterr(NULL, rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ? CKPT_E_CORRUPT
+                                                                                : ckpt_map_lmdb(rc),
+                           rc, "%s/data.mdb: reading LMDB's free-page list: damaged", st->path);
+    return 0;
+}
+
+/* The LMDB part of ckpt_store_open, run under a guard: on error the
+ * caller releases st. */
+static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char *data)
+{
+    MDB_txn *txn = NULL;
+    int rc, fresh = 0;
+    unsigned flags = MDB_NOTLS;
+    if (o->readonly)
+        flags |= MDB_RDONLY;
+    else if (o->sync_mode != CKPT_SYNC_EVERY)
+        flags |= MDB_NOSYNC;
+    /* A reader sets no map size: LMDB then maps the size recorded in the
+     * file, so ckpt_store_info reports the writer's map, not 64 MiB (a map
+     * a writer grows later is adopted on MDB_MAP_RESIZED, ckpt_rtxn_begin). */
+    if ((rc = env_open(st, o, flags, data)) != 0)
+        return rc;
+    MDB_envinfo ei;
+    mdb_env_info(st->env, &ei);
+    {
+        /* LMDB maps the file and trusts it: a data.mdb cut shorter than its
+         * last committed page would fault (SIGBUS) on first touch. */
+        MDB_stat es;
+        struct stat ds;
+        mdb_env_stat(st->env, &es);
+        uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
+        if (stat(data, &ds) == 0 && (uint64_t)ds.st_size < need) {
+            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %lld bytes, but its last "
+                             "committed page ends at byte %llu", data, (long long)ds.st_size,
+                             (unsigned long long)need);
+            return rc;
+        }
+    }
+    if (!o->readonly) {
+        /* LMDB raises a map smaller than the data only to exactly the
+         * data's size, which leaves no page for the meta commit below
+         * (MDB_MAP_FULL at open): give a writer headroom first. */
+        MDB_stat es;
+        mdb_env_stat(st->env, &es);
+        size_t used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
+        if (ei.me_mapsize < 2 * used) {
+            if ((rc = mdb_env_set_mapsize(st->env, 2 * used)) != 0) {
+                int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot grow the "
+                                       "map at open", st->path);
+                return code;
+            }
+            mdb_env_info(st->env, &ei);
+        }
+    }
+    st->map_size = ei.me_mapsize;
+
+    if (!o->readonly && (rc = check_freelist(st, &ei)) != 0)
+        return rc;
+    if ((rc = mdb_txn_begin(st->env, NULL, o->readonly ? MDB_RDONLY : 0, &txn)) != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
+                               st->path);
+        return code;
+    }
+    if ((rc = ckpt_open_schema(st, txn, &fresh)) != 0) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    if (o->readonly) {
+        /* commit, not abort: handles opened in an aborted transaction
+         * are closed again */
+        if ((rc = mdb_txn_commit(txn)) != 0) {
+            int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot open databases",
+                                   st->path);
+            return code;
+        }
+        return 0;
+    }
+    if (fresh) {
+        memset(&st->meta, 0, sizeof st->meta);
+        st->meta.format_version = st->csum ? CKPT_FORMAT_VERSION : CKPT_FORMAT_CSUM - 1;
+        st->meta.rank = o->rank;
+        st->meta.nranks = o->nranks;
+        st->meta.origin_nranks = o->nranks;
+        st->meta.created_ms = (int64_t)ckpt_now_ms();
+    } else if (!st->meta.clean || st->dur.rolled_back) {
+        /* (rolled back to the last sync: ids handed out after it were lost
+         * with their commits, and may have been seen) */
+        st->meta.id_seq += CKPT_ID_CRASH_GAP;
+    }
+    st->meta.generation++;
+    st->meta.clean = 0;
+    st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
+    st->meta.commits++;
+    /* This first commit records "open, not clean", so that a crash from now
+     * on is visible at the next open. It is as durable as the sync mode
+     * makes any commit (in "sync" mode LMDB fsyncs it): a process crash
+     * never loses it, and an fsync here would make every restart pay one. */
+    if ((rc = ckpt_put_meta(st, txn, &st->meta)) != 0)
+        mdb_txn_abort(txn); /* a failed commit frees the txn by itself */
+    else
+        rc = mdb_txn_commit(txn);
+    if (rc != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot write meta at open",
+                               st->path);
+        return code;
+    }
+    st->id_seq_committed = st->meta.id_seq;
+    if (o->sync_mode == CKPT_SYNC_EVERY)
+        ckpt_lease_synced(st, st->meta.id_seq); /* LMDB synced the commit */
+    return 0;
+}
+
+int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
+{
+    ckpt_store *st;
+    struct stat sb;
+    int rc;
+    char data[4200];
+
+    if (out == NULL)
+        return CKPT_E_INVAL;
+    *out = NULL;
+    ckpt_store_wait_closed();
+    if (o == NULL || o->root == NULL || o->rank < 0 || (!o->readonly && o->nranks < 1) ||
+        (!o->readonly && o->rank >= o->nranks) || o->sync_mode < CKPT_SYNC_EVERY ||
+        o->sync_mode > CKPT_SYNC_CLOSE)
+        return ckpt_seterr(NULL, CKPT_E_INVAL, 0, "store options: need a root, 0 <= rank < nranks "
+                           "and a known sync mode");
+    if ((st = calloc(1, sizeof *st)) == NULL)
+        return ckpt_seterr(NULL, CKPT_E_NOMEM, 0, "out of memory");
+    st->opts = *o;
+    st->locks.writer_fd = -1;
+    st->locks.root_fd = -1;
+    ckpt_durable_init(st);
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_rwlock_init(&st->grow, NULL);
+    pthread_cond_init(&st->bg.cv, NULL);
+    sem_init(&st->bg.sem, 0, 0);
+    size_t plen = strlen(o->root) + 32;
+    if (strlen(o->root) > 4000 || (st->path = malloc(plen)) == NULL) {
+        ckpt_release(st);
+        return ckpt_seterr(NULL, CKPT_E_NAMETOOLONG, 0, "store root too long (%zu bytes)", strlen(o->root));
+    }
+    snprintf(st->path, plen, "%s/rank-%d", o->root, o->rank);
+    snprintf(data, sizeof data, "%s/data.mdb", st->path);
+
+    if (o->readonly || !o->create) {
+        if (stat(st->path, &sb) != 0 || stat(data, &sb) != 0) {
+            rc = ckpt_seterr(NULL, CKPT_E_NOSTORE, errno, "%s: no store here (%s missing)",
+                             o->root, stat(st->path, &sb) != 0 ? "rank directory" : "data.mdb");
+            ckpt_release(st);
+            return rc;
+        }
+        if (sb.st_size == 0) {
+            /* LMDB would set up a new environment in it (or fail with
+             * EBADF when read-only): nothing committed is left */
+            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: empty (0 bytes): truncated, or the store's "
+                             "creation stopped before anything was committed", data);
+            ckpt_release(st);
+            return rc;
+        }
+    }
+    if (o->readonly) {
+        /* readers may look at any store */
+    } else if ((rc = check_owned(o->root)) != 0 || (rc = check_owned(st->path)) != 0) {
+        ckpt_release(st);
+        return rc;
+    } else if (o->create && (rc = ckpt_fs_mkdirs(st->path)) != 0) {
+        int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create the store directory",
+                               st->path);
+        ckpt_release(st);
+        return code;
+    }
+
+    if (!o->readonly) {
+        /* ROOT/store.lock, shared: an operation that removes or replaces the
+         * store (re-homing, a store replaced by a new one) holds it
+         * exclusive (root.c). A root where it cannot be created (not
+         * writable) has no such operation either. */
+        char lk[4200];
+        snprintf(lk, sizeof lk, "%s/store.lock", o->root);
+        st->locks.root_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->locks.root_fd >= 0 && flock(st->locks.root_fd, LOCK_SH | LOCK_NB) != 0) {
+            int e = errno;
+            long pid = ckpt_lock_read_pid(lk);
+            char who[48] = "";
+            if (pid > 0)
+                snprintf(who, sizeof who, " (pid %ld)", pid);
+            int code = ckpt_seterr(NULL, e == EWOULDBLOCK ? CKPT_E_BUSY : ckpt_map_lmdb(e), e,
+                                   "%s: %s%s", o->root, e == EWOULDBLOCK ?
+                                   "the store is locked by another process that replaces or "
+                                   "re-homes it" : "cannot lock store.lock", who);
+            ckpt_release(st);
+            return code;
+        }
+        /* One writer per rank environment: a second process writing the
+         * same store would interleave its batches and meta with ours. Its
+         * pid goes into the file, for the messages of those it keeps out. */
+        snprintf(lk, sizeof lk, "%s/writer.lock", st->path);
+        st->locks.writer_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->locks.writer_fd < 0 || flock(st->locks.writer_fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            long pid = e == EWOULDBLOCK ? ckpt_lock_read_pid(lk) : 0;
+            char who[48] = "";
+            if (pid > 0)
+                snprintf(who, sizeof who, " (pid %ld)", pid);
+            int code = ckpt_seterr(NULL, e == EWOULDBLOCK ? CKPT_E_BUSY : ckpt_map_lmdb(e), e,
+                                   "%s: %s%s", st->path, e == EWOULDBLOCK ?
+                                   "the store is open for writing by another process" :
+                                   "cannot create writer.lock", who);
+            ckpt_release(st);
+            return code;
+        }
+        ckpt_lock_write_pid(st->locks.writer_fd);
+    }
+
+    if (!o->readonly && ckpt_is_poisoned(data)) {
+        rc = ckpt_seterr(NULL, CKPT_E_FAILED, 0, "%s: a write transaction of this process faulted "
+                         "on a damaged page of this store earlier, and LMDB's writer lock stays held "
+                         "until the process ends; open it in a new process", data);
+        ckpt_release(st);
+        return rc;
+    }
+    /* power loss: roll back to the last synced state, before LMDB reads the
+     * file (durable.c) */
+    if ((rc = ckpt_durable_recover(st, data)) != 0) {
+        ckpt_release(st);
+        return rc;
+    }
+    struct ckpt_guard g;
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        char what[300];
+        ckpt_guard_pop(&g);
+        ckpt_describe_fault(what, sizeof what, &g, st);
+        if (!o->readonly)
+            ckpt_poison_env(st->path);
+        rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: opening it: %s: a page of the store is "
+                         "damaged", data, what);
+        ckpt_release(st); /* the transaction of the open is abandoned, not ended */
+        return rc;
+    }
+    rc = open_env(st, o, data);
+    ckpt_guard_pop(&g);
+    if (rc == 0)
+        rc = ckpt_durable_opened(st); /* the pin (a first sync record if needed) */
+    if (rc != 0) {
+        ckpt_release(st);
+        return rc;
+    }
+    ckpt_bg_start(st);
+    *out = st;
+    return 0;
+}
+
+int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank)
+{
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    o.root = root;
+    o.rank = rank;
+    o.readonly = 1;
+    o.create = 0;
+    o.check_rank = 0;
+    return ckpt_store_open(out, &o);
+}
+
+int ckpt_sync_mode_parse(const char *s)
+{
+    if (s == NULL)
+        return -1;
+    if (strcmp(s, "sync") == 0)
+        return CKPT_SYNC_EVERY;
+    if (strcmp(s, "interval") == 0)
+        return CKPT_SYNC_INTERVAL;
+    if (strcmp(s, "close") == 0)
+        return CKPT_SYNC_CLOSE;
+    return -1;
+}
+
+const char *ckpt_sync_mode_name(int mode)
+{
+    switch (mode) {
+    case CKPT_SYNC_EVERY:
+        return "sync";
+    case CKPT_SYNC_INTERVAL:
+        return "interval";
+    case CKPT_SYNC_CLOSE:
+        return "close";
+    default:
+        return "?";
+    }
+}

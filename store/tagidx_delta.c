@@ -1,0 +1,178 @@
+/*
+ * tagidx_delta.c - format 3's tag-index delta (tagidx_delta.h): a
+ * commit's log of tag-index puts and deletes, appended as chunks; the
+ * chunks' check and decoding; their count at open.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bytes.h"
+#include "tagidx_delta.h"
+
+int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen)
+{
+    if (klen < DELTA_KEY_MIN || klen > DELTA_KEY_MAX)
+        return EINVAL;
+    if (st->delta.buf_len + 3 + klen > st->delta.buf_cap) {
+        size_t ncap = st->delta.buf_cap ? 2 * st->delta.buf_cap : 64 << 10;
+        while (ncap < st->delta.buf_len + 3 + klen)
+            ncap *= 2;
+        uint8_t *nb = realloc(st->delta.buf, ncap);
+        if (nb == NULL)
+            return ENOMEM;
+        st->delta.buf = nb;
+        st->delta.buf_cap = ncap;
+    }
+    uint8_t *p = st->delta.buf + st->delta.buf_len;
+    p[0] = (uint8_t)op;
+    p[1] = (uint8_t)(klen >> 8);
+    p[2] = (uint8_t)klen;
+    memcpy(p + 3, lkey, klen);
+    st->delta.buf_len += 3 + klen;
+    st->delta.buf_n++;
+    return 0;
+}
+
+int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq)
+{
+    size_t off = 0;
+    while (off < st->delta.buf_len) {
+        /* whole entries, up to DELTA_CHUNK_MAX bytes (at least one) */
+        size_t end = off;
+        uint32_t n = 0;
+        while (end < st->delta.buf_len) {
+            size_t e = 3 + ((size_t)st->delta.buf[end + 1] << 8 | st->delta.buf[end + 2]);
+            if (n > 0 && end + e - off > DELTA_CHUNK_MAX)
+                break;
+            end += e;
+            n++;
+        }
+        uint8_t kb[8];
+        ckpt_key_u64(kb, *seq);
+        /* format 4: the chunk's checksum after it (csum.h) */
+        MDB_val k = {8, kb}, v = {4 + end - off + (st->csum ? CKPT_CSUM_LEN : 0), NULL};
+        int rc = mdb_put(txn, st->delta.dbi, &k, &v, MDB_RESERVE | MDB_APPEND);
+        if (rc)
+            return rc;
+        uint8_t *p = v.mv_data;
+        p[0] = (uint8_t)(n >> 24);
+        p[1] = (uint8_t)(n >> 16);
+        p[2] = (uint8_t)(n >> 8);
+        p[3] = (uint8_t)n;
+        memcpy(p + 4, st->delta.buf + off, end - off);
+        if (st->csum)
+            ckpt_csum_seal(kb, 8, p, 4 + end - off);
+        (*seq)++;
+        off = end;
+    }
+    return 0;
+}
+
+/* Check a chunk and append its entries to *ents (grown as needed; ents
+ * NULL: only check them); *n is
+ * the count so far. 0, ENOMEM, or MDB_CORRUPTED with where = what is wrong. */
+int ckpt_delta_chunk_entries(int csum, struct dent **ents, size_t *n, size_t *cap,
+                             const MDB_val *key, const MDB_val *val, char *where, size_t wlen)
+{
+    const uint8_t *p = val->mv_data;
+    size_t len = val->mv_size, off = 4;
+    uint64_t seq = key->mv_size == 8 ? ckpt_key_get_u64(key->mv_data) : 0;
+    uint32_t cs, cc;
+    if (csum && ckpt_csum_check(key->mv_data, key->mv_size, p, len, &cs, &cc) != 0) {
+        snprintf(where, wlen, "chunk %llu: checksum mismatch (stored %08x, computed %08x)",
+                 (unsigned long long)seq, cs, cc);
+        return MDB_CORRUPTED;
+    }
+    if (csum)
+        len -= CKPT_CSUM_LEN;
+    if (key->mv_size != 8 || len < 4) {
+        snprintf(where, wlen, "chunk %llu: %s", (unsigned long long)seq,
+                 key->mv_size != 8 ? "a key that is not 8 bytes" : "shorter than its header");
+        return MDB_CORRUPTED;
+    }
+    uint32_t count = ckpt_be32_get(p);
+    if (count == 0 || count > (len - 4) / (3 + DELTA_KEY_MIN)) {
+        snprintf(where, wlen, "chunk %llu: says %u entries in %zu bytes", (unsigned long long)seq,
+                 count, len);
+        return MDB_CORRUPTED;
+    }
+    if (ents != NULL && *n + count > *cap) {
+        size_t ncap = *cap ? *cap : 1024;
+        while (ncap < *n + count)
+            ncap *= 2;
+        struct dent *ne = realloc(*ents, ncap * sizeof *ne);
+        if (ne == NULL)
+            return ENOMEM;
+        *ents = ne;
+        *cap = ncap;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        size_t kl;
+        if (off + 3 > len || (p[off] != TAGIDX_OP_PUT && p[off] != TAGIDX_OP_DEL) ||
+            (kl = (size_t)p[off + 1] << 8 | p[off + 2]) < DELTA_KEY_MIN || kl > DELTA_KEY_MAX ||
+            kl > len - off - 3) {
+            snprintf(where, wlen, "chunk %llu: entry %u of %u at byte %zu is damaged",
+                     (unsigned long long)seq, i, count, off);
+            return MDB_CORRUPTED;
+        }
+        if (ents != NULL) { /* else only checked (ckpt_tagidx_delta_scan) */
+            struct dent *d = &(*ents)[*n + i];
+            d->key = p + off + 3;
+            d->klen = (uint16_t)kl;
+            d->op = p[off];
+            d->seq = (uint32_t)(*n + i);
+        }
+        off += 3 + kl;
+    }
+    if (off != len) {
+        snprintf(where, wlen, "chunk %llu: %zu bytes after its %u entries",
+                 (unsigned long long)seq, len - off, count);
+        return MDB_CORRUPTED;
+    }
+    *n += count;
+    return 0;
+}
+
+static int dent_cmp(const void *pa, const void *pb)
+{
+    const struct dent *a = pa, *b = pb;
+    int c = ckpt_tagidx_key_cmp(a->key, a->klen, b->key, b->klen);
+    return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Sort by key, then keep only each key's last entry; returns the count. */
+size_t ckpt_delta_collapse(struct dent *e, size_t n)
+{
+    size_t w = 0;
+    if (n > 1)
+        qsort(e, n, sizeof *e, dent_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && e[i + 1].klen == e[i].klen && memcmp(e[i + 1].key, e[i].key, e[i].klen) == 0)
+            continue;
+        e[w++] = e[i];
+    }
+    return w;
+}
+
+int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    size_t n = 0, last = 0;
+    int rc = mdb_cursor_open(txn, st->delta.dbi, &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if ((rc = ckpt_delta_chunk_entries(st->csum, NULL, &n, NULL, &k, &v, where, wlen)) != 0)
+            break;
+        last = ckpt_key_get_u64(k.mv_data);
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND)
+        return rc;
+    st->delta.seq = last + 1;
+    st->delta.pending = n;
+    return 0;
+}
