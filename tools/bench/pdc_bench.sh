@@ -77,6 +77,11 @@ if [ "${1:-}" = --table ]; then
     print_table "$@"
     exit 0
 fi
+# longer than the tests' defaults (pdc_lib.sh keeps values already set):
+# with 2 servers a put takes milliseconds, and 20K x 4 is 100K RPCs
+PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-3600}
+PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-600}
+PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
 # shellcheck source=../../tests/pdc/pdc_lib.sh
 . "$here/../../tests/pdc/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
@@ -102,9 +107,6 @@ if [ -n "$qclient" ]; then
 else
     sizes=${sizes:-"1000x10 10000x100 100000x10"} nps=${nps:-"1 2"}
 fi
-PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-3600}
-PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-600}
-PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
 pdc_setup "$prefix"
 unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
