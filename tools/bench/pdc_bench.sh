@@ -90,7 +90,7 @@ prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [
 client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
 client=$(realpath "$client")
 shift 2
-runs=3 sizes= nps= raw= qclient=
+runs=3 sizes='' nps='' raw='' qclient=''
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs=$2 ;;
@@ -129,8 +129,10 @@ query_run() { # size np run
     pdc_close
     wq=$(grep '^bench-query:' "$PDC_WORK/warm.out")
     cq=$(grep '^bench-query:' "$PDC_WORK/cold.out")
-    [ "${wq%% first*}" = "${cq%% first*}" ] && [ "${wq%% first*}" = "bench-query: n=1" ] ||
-        { echo "FAIL: the query answered [$wq] warm and [$cq] after the restart, expected n=1"; exit 1; }
+    if [ "${wq%% first*}" != "bench-query: n=1" ] || [ "${cq%% first*}" != "bench-query: n=1" ]; then
+        echo "FAIL: the query answered [$wq] warm and [$cq] after the restart, expected n=1"
+        exit 1
+    fi
     local f='s/.*first_ms=\([0-9.]*\) rest_median_ms=\([0-9.]*\).*/\1\t\2/p'
     printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$run" "$(sed -n "$f" <<<"$wq")" \
         "$(sed -n "$f" <<<"$cq")" "$(grep -o 'tag index, [0-9.]* ms' "$PDC_WORK/server-restart.log" |
