@@ -52,6 +52,7 @@
 #include "pdc_server_metadata_index.h"
 #include "pdc_server_region_transfer_metadata_query.h"
 #include "pdc_utlist.h"
+#include "string_utils.h"
 #ifdef ENABLE_MPI
 #include <mpi.h>
 #endif
@@ -702,6 +703,117 @@ void PDC_ckpt_fault_all(void)
     else
         ckpt_log_lookup("fault in everything", rc);
     ckpt_hooks_read_end(r);
+}
+
+/* ---- kvtag queries from the store's tag index (map form) ---- */
+
+/* PDC_Server_query_kvtag_someta scans the objects of PDC's tables. After a
+ * map-form restart the objects split in two sets: those PDC's tables hold
+ * or that were deleted since the restart (the ids of seen_g: faulted in,
+ * created or deleted), which PDC's own scan answers, and the others, which
+ * only the store holds. For the latter the store's tag index names the
+ * owners carrying the tag; each one's kvtag of that name is read from the
+ * store and matched with PDC's own function. Containers carry kvtags too
+ * but PDC's scan never looks at them: the store's containers (the few that
+ * existed at the restart; later ones are in seen_g) are skipped. */
+static struct id_table store_conts_g; /* container ids of the store, at the first query */
+static int store_conts_loaded_g;
+
+static int store_cont_add(uint64_t id, void *p)
+{
+    (void)p;
+    return id_put(&store_conts_g, id, NULL, ID_CONT) ? ckpt_error(CKPT_E_NOMEM, "out of memory") : 0;
+}
+
+struct kvtag_query {
+    pdc_kvtag_t *in;
+    PDC_ckpt_kvtag_match_t match;
+    ckpt_hooks_read *r;
+    uint32_t *n;
+    uint64_t **ids;
+    uint64_t *alloc_size;
+    unsigned char *val; /* the value with a NUL after it, aligned for PDC's compare */
+    size_t val_cap;
+    uint64_t owners, matched;
+};
+
+static int kvtag_query_owner(uint64_t id, void *p)
+{
+    struct kvtag_query *q = p;
+    struct ckpt_kvtag t;
+    int rc;
+    if (id_find(&seen_g, id) != NULL || id_find(&store_conts_g, id) != NULL)
+        return 0; /* in PDC's tables (its scan answers it), deleted, or a container */
+    if ((rc = ckpt_hooks_get_kvtag(&t, q->r, id, q->in->name)) != 0)
+        return rc == CKPT_E_NOTFOUND ? 0 : rc;
+    q->owners++;
+    if ((size_t)t.size + 1 > q->val_cap) {
+        size_t cap = (size_t)t.size + 1 > 2 * q->val_cap ? (size_t)t.size + 1 : 2 * q->val_cap;
+        unsigned char *v = realloc(q->val, cap);
+        if (v == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "kvtag query: out of memory");
+        q->val = v;
+        q->val_cap = cap;
+    }
+    if (t.size > 0)
+        memcpy(q->val, t.value, t.size);
+    q->val[t.size] = '\0';
+    pdc_kvtag_t tag = {q->in->name, t.size, t.type, q->val};
+    if (!q->match(q->in, &tag))
+        return 0;
+    if (*q->n >= *q->alloc_size) {
+        uint64_t cap = *q->alloc_size ? 2 * *q->alloc_size : 128;
+        uint64_t *ids = realloc(*q->ids, cap * sizeof *ids);
+        if (ids == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "kvtag query: out of memory");
+        *q->ids = ids;
+        *q->alloc_size = cap;
+    }
+    (*q->ids)[(*q->n)++] = id;
+    q->matched++;
+    return 0;
+}
+
+void PDC_ckpt_query_kvtag(pdc_kvtag_t *in, PDC_ckpt_kvtag_match_t match, uint32_t *n, uint64_t **obj_ids,
+                          uint64_t *alloc_size)
+{
+    ckpt_hooks_read *r;
+    int rc;
+    if (ckpt_g == NULL || !map_mode_g || all_faulted_g)
+        return;
+    /* PDC matches the tag name as a pattern too (simple_matches): a name
+     * with a leading or trailing '*' names no entry of the index */
+    if (in == NULL || in->name == NULL || determine_pattern_type(in->name) != PATTERN_EXACT) {
+        PDC_ckpt_fault_all();
+        return;
+    }
+    if (!fault_begin(&r))
+        return;
+    double t0 = now_ms();
+    if (!store_conts_loaded_g) {
+        if ((rc = ckpt_hooks_foreach_id(r, 1, store_cont_add, NULL)) != 0) {
+            ckpt_log("kvtag query: containers", rc);
+            ckpt_hooks_read_end(r);
+            PDC_ckpt_fault_all(); /* PDC's own answer, the slow way */
+            return;
+        }
+        store_conts_loaded_g = 1;
+    }
+    uint32_t n0 = *n;
+    struct kvtag_query q = {in, match, r, n, obj_ids, alloc_size, NULL, 0, 0, 0};
+    rc = ckpt_hooks_foreach_tagged(r, in->name, kvtag_query_owner, &q);
+    ckpt_hooks_read_end(r);
+    free(q.val);
+    if (rc != 0) {
+        ckpt_log("kvtag query from the tag index", rc);
+        *n = n0; /* what was appended is dropped: PDC's scan answers alone */
+        PDC_ckpt_fault_all();
+        return;
+    }
+    fprintf(stderr,
+            "==PDC_SERVER[%d]: pdc-ckpt: kvtag query [%s]: %" PRIu64 " of %" PRIu64
+            " objects only in the store matched (tag index, %.2f ms); PDC's tables hold %u objects\n",
+            pdc_server_rank_g, in->name, q.matched, q.owners, now_ms() - t0, n_metadata_g);
 }
 
 /* ---- PDC's region tables in the store (database pdc_server) ---- */

@@ -97,6 +97,21 @@ void PDC_ckpt_fault_obj_name(const char *name, int32_t time_step);
 void PDC_ckpt_fault_cont_name(const char *name);
 void PDC_ckpt_fault_all(void);                            /* whole-table scans */
 
+/* kvtag queries (PDC_Server_query_kvtag_someta). After a map-form restart,
+ * the objects not in PDC's tables yet are answered from the store's tag
+ * index: every object that carries a kvtag named in->name and is neither in
+ * PDC's tables nor deleted since the restart is matched with `match` (PDC's
+ * _is_matching_kvtag, so PDC's rules: type, exact or wildcard string
+ * pattern, number compare) against its kvtag in the store, and appended to
+ * (*obj_ids)[*n ...] (grown by doubling *alloc_size, as PDC's scan does).
+ * PDC's scan of its tables then adds the objects they hold; no object is in
+ * both. A tag name pattern (leading or trailing '*') is not in the index:
+ * then everything is faulted in and nothing appended. No-op outside the map
+ * form, or once everything was faulted in. */
+typedef pbool_t (*PDC_ckpt_kvtag_match_t)(pdc_kvtag_t *in, pdc_kvtag_t *kvtag);
+void PDC_ckpt_query_kvtag(pdc_kvtag_t *in, PDC_ckpt_kvtag_match_t match, uint32_t *n, uint64_t **obj_ids,
+                          uint64_t *alloc_size);
+
 /* IDIOMS: on a store restart the index is recovered from PDC's dump on the
  * first DART request instead of before "Server ready". */
 void PDC_ckpt_idioms_ready(void);

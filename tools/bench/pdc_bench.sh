@@ -19,6 +19,19 @@
 #   PREFIX: tools/pdc/build-pdc.sh's install prefix (bin/pdc_server.exe)
 #   CLIENT: build/bin/pdc-ckpt-client (built by the `pdc` tests)
 # Defaults: --runs 3 --sizes "1000x10 10000x100 100000x10" --np "1 2".
+#
+# usage: tools/bench/pdc_bench.sh PREFIX CLIENT --query QCLIENT [--runs R]
+#        [--sizes "20000x4 10000x100"] [--np 1] [--raw FILE]
+#   the first kvtag query after a map-form restart against the same query
+#   on the warm server. Per run, with the store: fresh server(s), bench-write
+#   N x T; on the warm server a new client (QCLIENT: build/bin/pdc-ckpt-query)
+#   times the query t1 == value of o7's t1 (PDC_UINT64, one id) 5 times
+#   (its first, and the median of the other 4); close_server; restart (map);
+#   a new client times the same query the same way, first thing after the
+#   restart. Prints one line per run and the medians per size (the ratio is
+#   first after restart / first warm; each first includes the client's first
+#   RPC to the server, both alike). Defaults with --query: --sizes
+#   "20000x4 10000x100" --np 1.
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
 set -euo pipefail
@@ -64,6 +77,11 @@ if [ "${1:-}" = --table ]; then
     print_table "$@"
     exit 0
 fi
+# longer than the tests' defaults (pdc_lib.sh keeps values already set):
+# with 2 servers a put takes milliseconds, and 20K x 4 is 100K RPCs
+PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-3600}
+PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-600}
+PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
 # shellcheck source=../../tests/pdc/pdc_lib.sh
 . "$here/../../tests/pdc/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
@@ -72,23 +90,86 @@ prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [
 client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
 client=$(realpath "$client")
 shift 2
-runs=3 sizes="1000x10 10000x100 100000x10" nps="1 2" raw=
+runs=3 sizes='' nps='' raw='' qclient=''
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs=$2 ;;
     --sizes) sizes=$2 ;;
     --np) nps=$2 ;;
     --raw) raw=$2 ;;
+    --query) qclient=$(realpath "$2") ;;
     *) echo "pdc_bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift 2
 done
-PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-3600}
-PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-600}
-PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
+if [ -n "$qclient" ]; then
+    sizes=${sizes:-"20000x4 10000x100"} nps=${nps:-1}
+else
+    sizes=${sizes:-"1000x10 10000x100 100000x10"} nps=${nps:-"1 2"}
+fi
 pdc_setup "$prefix"
 unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
+
+# ---- --query: the first kvtag query after a map restart against warm ----
+query_run() { # size np run
+    local size=$1 np=$2 run=$3 n t v wq cq
+    n=${size%x*} t=${size#*x}
+    v=$((7 * 1000003 + 1)) # bench-write's value of o7's t1
+    rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
+    pdc_start "$np" "$PDC_WORK/server.log"
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+        { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+    pdc_client "$qclient" bench --name t1 --value "$v" --repeat 5 >"$PDC_WORK/warm.out" 2>&1 ||
+        { echo "FAIL: query on the warm server"; tail "$PDC_WORK/warm.out"; exit 1; }
+    pdc_close
+    PDC_CKPT_RESTART=map pdc_start "$np" "$PDC_WORK/server-restart.log" restart
+    pdc_client "$qclient" bench --name t1 --value "$v" --repeat 5 >"$PDC_WORK/cold.out" 2>&1 ||
+        { echo "FAIL: query after the restart"; tail "$PDC_WORK/cold.out"; exit 1; }
+    pdc_close
+    wq=$(grep '^bench-query:' "$PDC_WORK/warm.out")
+    cq=$(grep '^bench-query:' "$PDC_WORK/cold.out")
+    if [ "${wq%% first*}" != "bench-query: n=1" ] || [ "${cq%% first*}" != "bench-query: n=1" ]; then
+        echo "FAIL: the query answered [$wq] warm and [$cq] after the restart, expected n=1"
+        exit 1
+    fi
+    local f='s/.*first_ms=\([0-9.]*\) rest_median_ms=\([0-9.]*\).*/\1\t\2/p'
+    printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$run" "$(sed -n "$f" <<<"$wq")" \
+        "$(sed -n "$f" <<<"$cq")" "$(grep -o 'tag index, [0-9.]* ms' "$PDC_WORK/server-restart.log" |
+        head -n 1 | tr -dc '0-9.')" | tee -a "$raw"
+}
+if [ -n "$qclient" ]; then
+    printf "size\tnp\trun\twarm_first_ms\twarm_rest_ms\tmap_first_ms\tmap_rest_ms\tserver_index_ms\n" >"$raw"
+    echo "PDC query bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
+    for size in $sizes; do
+        for np in $nps; do
+            for run in $(seq 1 "$runs"); do
+                query_run "$size" "$np" "$run"
+            done
+        done
+    done
+    echo "raw results: $raw"
+    python3 - "$raw" <<'EOF2'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+print("\n| size | servers | runs | warm: first / rest (ms) | after map restart: first / rest (ms) | server, tag index (ms) | first after restart / first warm | target 2 x warm + 5 ms |")
+print("|---|---|---|---|---|---|---|---|")
+keys = []
+for r in rows:
+    if (r["size"], r["np"]) not in keys:
+        keys.append((r["size"], r["np"]))
+for size, np in keys:
+    rs = [r for r in rows if r["size"] == size and r["np"] == np]
+    med = lambda k: statistics.median([float(r[k]) for r in rs if r[k]] or [float("nan")])
+    wf, wr, mf, mr = med("warm_first_ms"), med("warm_rest_ms"), med("map_first_ms"), med("map_rest_ms")
+    # no "tag index" line: a server that faults everything in instead
+    si = med("server_index_ms")
+    ok = "met" if mf <= 2 * wf + 5 else "missed"
+    print(f"| {size} | {np} | {len(rs)} | {wf:.2f} / {wr:.2f} | {mf:.2f} / {mr:.2f} | {si:.2f} | {mf / wf:.2f} | {ok} |")
+EOF2
+    exit 0
+fi
+
 printf "size\tnp\tmethod\trun\tput_us_median\tput_us_mean\twrite_s\trss_mib\tclose_s\tckpt_bytes\ttmpdir_bytes\trestart_s\tlookup_s\tstart_s\n" >"$raw"
 
 one_run() { # size np method run
