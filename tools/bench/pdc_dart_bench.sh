@@ -19,6 +19,8 @@
 # Set PDC_CKPT_PORT_LOCK=FILE to wait for other users of PDC's ports.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# pdc_lib.sh sets its own defaults: keep the caller's
+timeouts="${PDC_CLIENT_TIMEOUT:-7200} ${PDC_EXIT_TIMEOUT:-600} ${PDC_READY_TIMEOUT:-600}"
 # shellcheck source=../../tests/pdc/pdc_lib.sh
 . "$here/../../tests/pdc/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
@@ -40,9 +42,7 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-7200}
-PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-600}
-PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-600}
+read -r PDC_CLIENT_TIMEOUT PDC_EXIT_TIMEOUT PDC_READY_TIMEOUT <<<"$timeouts"
 pdc_setup "$prefix"
 unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_dart_bench-$(date +%Y%m%d-%H%M%S).tsv
