@@ -313,6 +313,48 @@ CKPT_API int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, 
  * most 13 + CKPT_NAMEKEY_MAX bytes. */
 CKPT_API size_t ckpt_key_pdc_same_name(uint8_t *out, const char *name, int32_t time_step, uint64_t obj_id);
 
+/* PDC's DART (IDIOMS) index. PDC's server keeps it in memory only (its
+ * own persistence is a file per virtual node, written at close); a server
+ * with the store logs each entry its DART RPCs insert or delete
+ * (ckpt_hook_dart_put / _delete: entry `i` in pdc_server) and replays them
+ * into the index at restart (ckpt_hooks_foreach_dart). An entry is what
+ * one insert RPC gave the server: attribute key, value bytes and type,
+ * object reference, and whether the key is a suffix the client inserts for
+ * suffix search; the virtual node and client are kept as PDC had them.
+ * The key of an entry is `i` . flags . attribute key . NUL . type
+ * (ckpt_key_i32) . value . object reference (8 bytes, big-endian), where
+ * flags is 1 for a
+ * suffix key; so the same entry inserted again is one entry, and a delete
+ * removes it. An entry whose key would pass the store's 511-byte limit is
+ * keyed by the first bytes of that body, its 64-bit FNV-1a hash and the
+ * object reference (flags | 2). String values (string_value) are keyed as PDC's index
+ * keys them (the bytes before the first NUL, one pair of surrounding
+ * double quotes removed), so a delete finds the insert it undoes. */
+#define CKPT_PDC_DART 'i'
+struct ckpt_dart_entry {
+    const char *key;        /* attribute key, NUL-terminated */
+    const void *value;      /* value bytes as sent */
+    uint32_t value_len;
+    int32_t type;           /* PDC's pdc_c_var_type_t */
+    uint64_t obj_ref;       /* the object reference the client indexed */
+    uint32_t vnode_id;      /* DART virtual node */
+    uint32_t src_client_id;
+    uint8_t is_suffix;      /* 1: a suffix of the attribute key */
+    uint8_t string_value;   /* 1: PDC indexes the value as a string */
+};
+/* Longest key of a DART entry. */
+#define CKPT_PDC_DART_KEY_MAX 511u
+/* Key of an entry into out (at least CKPT_PDC_DART_KEY_MAX bytes); returns
+ * its length, or 0 if the entry has no key. */
+CKPT_API size_t ckpt_key_pdc_dart(uint8_t *out, const struct ckpt_dart_entry *e);
+CKPT_API int ckpt_hook_dart_put(ckpt_hooks *h, const struct ckpt_dart_entry *e);
+CKPT_API int ckpt_hook_dart_delete(ckpt_hooks *h, const struct ckpt_dart_entry *e);
+/* Every DART entry of the store, in key order (pointers valid during the
+ * callback only; entry->key is NUL-terminated). A record that does not
+ * decode stops the walk with CKPT_E_RECORD naming its key. */
+typedef int (*ckpt_dart_cb)(const struct ckpt_dart_entry *e, void *payload);
+CKPT_API int ckpt_hooks_foreach_dart(ckpt_hooks_read *r, ckpt_dart_cb cb, void *payload);
+
 /* ---- record codecs (BULKI), shared with the tools ---- */
 /* Encoded length of a record, then encode into buf (cap >= that length). */
 CKPT_API int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
@@ -332,6 +374,8 @@ CKPT_API int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const
 CKPT_API int ckpt_rec_region_decode(struct ckpt_region *reg, const void *rec, size_t len, size_t *err_off);
 CKPT_API int ckpt_rec_xfer_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_xfer_region *x);
 CKPT_API int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len, size_t *err_off);
+CKPT_API int ckpt_rec_dart_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_dart_entry *e);
+CKPT_API int ckpt_rec_dart_decode(struct ckpt_dart_entry *e, const void *rec, size_t len, size_t *err_off);
 
 /* PDC's routing: home rank of an object / a container. */
 CKPT_API uint32_t ckpt_djb2(const char *s);

@@ -871,3 +871,106 @@ int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, int32_t t
     /* the prefix: everything but the id */
     return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, klen - 8, walk_same_name, &w);
 }
+
+/* ---- PDC's DART (IDIOMS) entries (pdc_server `i`) ---- */
+
+size_t ckpt_key_pdc_dart(uint8_t *out, const struct ckpt_dart_entry *e)
+{
+    enum { HEAD = 2, TAIL = 8, HASHED_BODY = CKPT_PDC_DART_KEY_MAX - HEAD - 8 - TAIL };
+    const uint8_t *val;
+    size_t klen, vlen, body;
+    if (out == NULL || e == NULL || e->key == NULL || (e->value_len > 0 && e->value == NULL))
+        return 0;
+    klen = strlen(e->key);
+    val = e->value;
+    vlen = e->value_len;
+    if (e->string_value && vlen > 0) { /* as PDC's index keys it */
+        const uint8_t *nul = memchr(val, 0, vlen);
+        if (nul != NULL)
+            vlen = (size_t)(nul - val);
+        if (vlen >= 2 && val[0] == '"' && val[vlen - 1] == '"') {
+            val++;
+            vlen -= 2;
+        }
+    }
+    body = klen + 1 + 4 + vlen;
+    out[0] = CKPT_PDC_DART;
+    out[1] = e->is_suffix ? 1 : 0;
+    if (HEAD + body + TAIL <= CKPT_PDC_DART_KEY_MAX) {
+        uint8_t *p = out + HEAD;
+        memcpy(p, e->key, klen + 1);
+        ckpt_key_i32(p + klen + 1, e->type);
+        if (vlen > 0)
+            memcpy(p + klen + 5, val, vlen);
+        ckpt_key_u64(p + body, e->obj_ref);
+        return HEAD + body + TAIL;
+    }
+    /* too long for a key: the first bytes of the body, then its hash */
+    uint64_t hash = UINT64_C(14695981039346656037);
+    uint8_t t[4];
+    ckpt_key_i32(t, e->type);
+    size_t n = 0;
+    for (size_t i = 0; i < body; i++) {
+        uint8_t c = i <= klen ? (uint8_t)e->key[i] : i < klen + 5 ? t[i - klen - 1] : val[i - klen - 5];
+        hash = (hash ^ c) * UINT64_C(1099511628211);
+        if (n < HASHED_BODY)
+            out[HEAD + n++] = c;
+    }
+    out[1] |= 2;
+    ckpt_key_u64(out + HEAD + n, hash);
+    ckpt_key_u64(out + HEAD + n + 8, e->obj_ref);
+    return HEAD + n + 16;
+}
+
+static int enc_dart(uint8_t *b, size_t c, size_t *l, const void *a)
+{
+    return ckpt_rec_dart_encode(b, c, l, a);
+}
+
+int ckpt_hook_dart_put(ckpt_hooks *h, const struct ckpt_dart_entry *e)
+{
+    uint8_t stack[REC_STACK], *heap, key[CKPT_PDC_DART_KEY_MAX];
+    size_t len, klen;
+    int rc;
+    if (h == NULL || e == NULL || (klen = ckpt_key_pdc_dart(key, e)) == 0)
+        return ckpt_error(CKPT_E_INVAL, "DART entry hook: handle, entry and key are required");
+    if ((rc = with_record("DART entry", enc_dart, e, &heap, stack, &len)) != 0)
+        return rc;
+    rc = ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, heap ? heap : stack, len);
+    free(heap);
+    return rc;
+}
+
+int ckpt_hook_dart_delete(ckpt_hooks *h, const struct ckpt_dart_entry *e)
+{
+    uint8_t key[CKPT_PDC_DART_KEY_MAX];
+    size_t klen;
+    if (h == NULL || e == NULL || (klen = ckpt_key_pdc_dart(key, e)) == 0)
+        return ckpt_error(CKPT_E_INVAL, "DART entry hook: handle, entry and key are required");
+    return ckpt_store_del_raw(h->st, CKPT_DB_PDC_SERVER, key, klen);
+}
+
+struct dart_walk {
+    ckpt_hooks *h;
+    ckpt_dart_cb cb;
+    void *payload;
+};
+
+static int walk_dart(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct dart_walk *w = p;
+    struct ckpt_dart_entry e;
+    size_t off = 0;
+    if (k->len < 2 + 5 + 8 || ckpt_rec_dart_decode(&e, v->data, v->len, &off) != 0)
+        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
+    return w->cb(&e, w->payload);
+}
+
+int ckpt_hooks_foreach_dart(ckpt_hooks_read *r, ckpt_dart_cb cb, void *payload)
+{
+    const uint8_t tag = CKPT_PDC_DART;
+    if (r == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    struct dart_walk w = {r->h, cb, payload};
+    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_dart, &w);
+}

@@ -654,3 +654,50 @@ int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len
     x->unit_size = rd_u64(&r, KEY("unit_size"), 0);
     return r.rc;
 }
+
+/* ---- PDC's DART (IDIOMS) entries (pdc_server `i`) ---- */
+
+int ckpt_rec_dart_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_dart_entry *e)
+{
+    if (e == NULL || e->key == NULL || (e->value_len > 0 && e->value == NULL))
+        return CKPT_E_INVAL;
+    const uint8_t sfx = e->is_suffix ? 1 : 0, str = e->string_value ? 1 : 0;
+    const bulki_pair p[] = {
+        {K("key"), S(e->key)},
+        {K("value"), BULKI_V_ARRAY(BULKI_T_UINT8, e->value_len ? e->value : "", e->value_len)},
+        {K("type"), BULKI_V_ITEM(BULKI_T_INT32, &e->type)},
+        {K("obj_ref"), BULKI_V_ITEM(BULKI_T_UINT64, &e->obj_ref)},
+        {K("vnode"), BULKI_V_ITEM(BULKI_T_UINT32, &e->vnode_id)},
+        {K("client"), BULKI_V_ITEM(BULKI_T_UINT32, &e->src_client_id)},
+        {K("suffix"), BULKI_V_ITEM(BULKI_T_UINT8, &sfx)},
+        {K("string"), BULKI_V_ITEM(BULKI_T_UINT8, &str)},
+    };
+    return encode(buf, cap, len, p, sizeof p / sizeof p[0]);
+}
+
+int ckpt_rec_dart_decode(struct ckpt_dart_entry *e, const void *rec, size_t len, size_t *err_off)
+{
+    struct rd r;
+    bulki_ent v;
+    if (e == NULL)
+        return CKPT_E_INVAL;
+    memset(e, 0, sizeof *e);
+    if (rd_open(&r, rec, len, err_off))
+        return r.rc;
+    e->key = rd_str(&r, KEY("key"), 0);
+    if (rd_ent(&r, KEY("value"), &v, 0) == 0) {
+        if (v.type != BULKI_T_UINT8 || v.payload_len > UINT32_MAX)
+            rd_bad(&r, &v);
+        else {
+            e->value = v.payload;
+            e->value_len = (uint32_t)v.payload_len;
+        }
+    }
+    e->type = (int32_t)rd_i64(&r, KEY("type"), I32, 0);
+    e->obj_ref = rd_u64(&r, KEY("obj_ref"), 0);
+    e->vnode_id = (uint32_t)rd_i64(&r, KEY("vnode"), 0, UINT32_MAX, 0);
+    e->src_client_id = (uint32_t)rd_i64(&r, KEY("client"), 0, UINT32_MAX, 0);
+    e->is_suffix = (uint8_t)rd_i64(&r, KEY("suffix"), 0, 1, 0);
+    e->string_value = (uint8_t)rd_i64(&r, KEY("string"), 0, 1, 0);
+    return r.rc;
+}

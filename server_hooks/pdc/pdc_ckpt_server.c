@@ -20,9 +20,10 @@
  *         everything in first.
  *       rebuild: every record is copied into PDC's tables before the
  *         server is ready.
- *   - leaves PDC's IDIOMS index (filled only by DART RPCs, never by the
- *     kvtag RPCs) to PDC's own dump, written at close, and recovers it on
- *     the first DART request rather than before "Server ready";
+ *   - logs every entry PDC's DART RPCs insert into or delete from its
+ *     IDIOMS index (pdc_server entries `i`) and replays them into the index
+ *     at restart (both forms), before "Server ready": PDC's own dump (a
+ *     file per virtual node) and its recovery are not used;
  *   - logs every change of PDC's transfer-request region table and of
  *     its data-server region table (where region transfers put each
  *     region's bytes) into the store's pdc_server database as it happens,
@@ -50,6 +51,7 @@
 #include "pdc_server_metadata.h"
 #include "pdc_server_data.h"
 #include "pdc_server_metadata_index.h"
+#include "idioms_local_index.h"
 #include "pdc_server_region_transfer_metadata_query.h"
 #include "pdc_utlist.h"
 #include "string_utils.h"
@@ -62,17 +64,18 @@
 #endif
 
 extern int pdc_server_size_g;
+extern IDIOMS_t *idioms_g; /* pdc_server_metadata_index.c */
 
 static ckpt_hooks *ckpt_g;       /* NULL: store off (PDC_CKPT=off, or open failed) */
 static char ckpt_root_g[PATH_MAX];
 static int map_mode_g;           /* restarted in map form: fault on lookups */
 static int all_faulted_g;        /* map form: every record is in the tables */
-static int idioms_pending_g;     /* IDIOMS dump not read yet */
 
 /* A commit failed (full disk, I/O error, damaged page): the mutations
  * are staged, not committed. Until a commit succeeds again, writes are
  * refused to the client (PDC_ckpt_writable); reads go on. */
 static int commit_failing_g;
+static int dart_restore(void);
 static int close_failed_g; /* close could not persist the state: exit 1 */
 
 static int commit_failure(int rc)
@@ -1195,7 +1198,12 @@ static int ckpt_start_rank(int is_restart)
         map_mode_g = 0;
         return refuse();
     }
-    idioms_pending_g = 1;
+    if (dart_restore() != 0) {
+        ckpt_hooks_discard(ckpt_g);
+        ckpt_g = NULL;
+        map_mode_g = 0;
+        return refuse();
+    }
     if (rebuild)
         printf("==PDC_SERVER[%d]: restarted from pdc-ckpt store [%s] (rebuild) in %.1f ms: %" PRIu64
                " containers, %" PRIu64 " objects, %" PRIu64 " kvtags, %" PRIu64 " members, %" PRIu64
@@ -1359,21 +1367,99 @@ int PDC_ckpt_close(void)
     ckpt_g = NULL;
     map_mode_g = 0;
     id_free(&seen_g);
-    /* An index never read since the restart is still in its dump files. */
-    if (!idioms_pending_g)
-        metadata_index_dump(pdc_server_tmp_dir_g, (uint32_t)pdc_server_rank_g);
     if (pdc_server_rank_g == 0)
         printf("==PDC_SERVER[0]: pdc-ckpt store closed [%s] in %.1f ms\n", ckpt_root_g,
                now_ms() - t0);
     return 1;
 }
 
-void PDC_ckpt_idioms_ready(void)
+/* ---- PDC's DART (IDIOMS) index in the store (pdc_server entries `i`) ---- */
+
+void PDC_ckpt_dart_log(int insert, const char *key, const void *value, uint32_t value_len, int32_t type,
+                       uint64_t obj_ref, uint32_t vnode_id, uint32_t src_client_id, int is_suffix)
 {
-    if (!idioms_pending_g)
+    struct ckpt_dart_entry e;
+    int rc;
+    if (ckpt_g == NULL || key == NULL)
         return;
-    idioms_pending_g = 0;
-    metadata_index_recover(pdc_server_tmp_dir_g, pdc_server_size_g, (uint32_t)pdc_server_rank_g);
+    e.key = key;
+    e.value = value;
+    e.value_len = value != NULL ? value_len : 0;
+    e.type = type;
+    e.obj_ref = obj_ref;
+    e.vnode_id = vnode_id;
+    e.src_client_id = src_client_id;
+    e.is_suffix = is_suffix == 1;
+    e.string_value = is_PDC_STRING((pdc_c_var_type_t)type);
+    rc = insert ? ckpt_hook_dart_put(ckpt_g, &e) : ckpt_hook_dart_delete(ckpt_g, &e);
+    if (rc != 0)
+        ckpt_log(insert ? "DART entry put" : "DART entry delete", rc);
+}
+
+struct dart_replay {
+    char *buf; /* the value, NUL-terminated (PDC's index reads strings with strlen) */
+    size_t cap;
+    uint64_t n;
+};
+
+static int dart_replay_one(const struct ckpt_dart_entry *e, void *p)
+{
+    struct dart_replay *d = p;
+    IDIOMS_md_idx_record_t rec;
+    uint64_t obj_ref = e->obj_ref;
+    if ((size_t)e->value_len + 1 > d->cap) {
+        size_t cap = (size_t)e->value_len + 1 > 2 * d->cap ? (size_t)e->value_len + 1 : 2 * d->cap;
+        char *b = realloc(d->buf, cap);
+        if (b == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "DART entry of key [%s]: out of memory", e->key);
+        d->buf = b;
+        d->cap = cap;
+    }
+    if (e->value_len > 0)
+        memcpy(d->buf, e->value, e->value_len);
+    d->buf[e->value_len] = '\0';
+    /* what PDC_Server_dart_perform_one_server hands its index on an insert */
+    memset(&rec, 0, sizeof rec);
+    rec.key = (char *)e->key;
+    rec.value = d->buf;
+    rec.value_len = e->value_len;
+    rec.type = (pdc_c_var_type_t)e->type;
+    rec.virtual_node_id = e->vnode_id;
+    rec.src_client_id = e->src_client_id;
+    rec.is_key_suffix = (int8_t)e->is_suffix;
+    rec.obj_ids = &obj_ref;
+    rec.num_obj_ids = 1;
+    idioms_local_index_create(idioms_g, &rec);
+    d->n++;
+    return 0;
+}
+
+/* Restart, both forms: PDC's IDIOMS index from the store's DART entries,
+ * before "Server ready". The index is created here (PDC_Server_init
+ * creates it later; the patch makes that a no-op when it exists). -1
+ * (logged) on failure. */
+static int dart_restore(void)
+{
+    struct dart_replay d = {NULL, 0, 0};
+    ckpt_hooks_read *r;
+    double t0 = now_ms();
+    int rc;
+    if (idioms_g == NULL)
+        PDC_Server_metadata_index_init((uint32_t)pdc_server_size_g, (uint32_t)pdc_server_rank_g);
+    if ((rc = ckpt_hooks_read_begin(&r, ckpt_g)) != 0) {
+        ckpt_log("restart: reading the DART entries", rc);
+        return -1;
+    }
+    rc = ckpt_hooks_foreach_dart(r, dart_replay_one, &d);
+    ckpt_hooks_read_end(r);
+    free(d.buf);
+    if (rc != 0) {
+        ckpt_log("restart: restoring the DART index", rc);
+        return -1;
+    }
+    printf("==PDC_SERVER[%d]: pdc-ckpt: DART index: %" PRIu64 " entries from the store in %.1f ms\n",
+           pdc_server_rank_g, d.n, now_ms() - t0);
+    return 0;
 }
 
 /* ---- mutations ---- */

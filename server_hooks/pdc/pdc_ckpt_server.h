@@ -112,8 +112,11 @@ typedef pbool_t (*PDC_ckpt_kvtag_match_t)(pdc_kvtag_t *in, pdc_kvtag_t *kvtag);
 void PDC_ckpt_query_kvtag(pdc_kvtag_t *in, PDC_ckpt_kvtag_match_t match, uint32_t *n, uint64_t **obj_ids,
                           uint64_t *alloc_size);
 
-/* IDIOMS: on a store restart the index is recovered from PDC's dump on the
- * first DART request instead of before "Server ready". */
-void PDC_ckpt_idioms_ready(void);
+/* IDIOMS (DART): an entry PDC_Server_dart_perform_one_server inserted
+ * (insert 1) into or deleted (insert 0) from PDC's index, after the index
+ * changed. A restart with the store restores the index from these entries
+ * (PDC's own dump and recovery are not used). */
+void PDC_ckpt_dart_log(int insert, const char *key, const void *value, uint32_t value_len, int32_t type,
+                       uint64_t obj_ref, uint32_t vnode_id, uint32_t src_client_id, int is_suffix);
 
 #endif /* PDC_CKPT_SERVER_H */

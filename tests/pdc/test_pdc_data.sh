@@ -10,8 +10,8 @@
 # prefix, suffix, integer, integer range) answer the records written before
 # the close and the one inserted after the earlier restart, a new insert is
 # found. ROUNDS (default 2) restarts; the second also checks the record
-# inserted after the first, which only the dump at the restarted server's
-# close holds.
+# inserted after the first, which the restarted server logged into the
+# store (PDC_CKPT=off: which PDC's dump at its close holds).
 # usage: test_pdc_data.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS] [ROUNDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

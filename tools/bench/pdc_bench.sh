@@ -14,6 +14,8 @@
 #
 # usage: tools/bench/pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes "NxT ..."]
 #        [--np "1 2"] [--raw FILE]
+#        tools/bench/pdc_bench.sh dart PREFIX DART_CLIENT ...   (the first DART
+#        search after a map restart against warm: pdc_dart_bench.sh)
 #        tools/bench/pdc_bench.sh --table RAW...   (the table of earlier runs'
 #        --raw files, one table over all of them)
 #   PREFIX: tools/pdc/build-pdc.sh's install prefix (bin/pdc_server.exe)
@@ -71,6 +73,11 @@ for size, np in keys:
 EOF
 }
 
+# DART (IDIOMS): first search after a map restart against warm
+if [ "${1:-}" = dart ]; then
+    shift
+    exec bash "$here/pdc_dart_bench.sh" "$@"
+fi
 if [ "${1:-}" = --table ]; then
     shift
     [ $# -gt 0 ] || { echo "usage: pdc_bench.sh --table RAW..." >&2; exit 2; }

@@ -408,6 +408,11 @@ int key_decode(struct dkey *d, int db, const void *key, size_t klen)
         }
         return 0;
     case CKPT_DB_PDC_SERVER: /* tag . object id . region key (ckpt_key_pdc_region) */
+        if (klen >= 2 + 5 + 8 && k[0] == CKPT_PDC_DART && k[1] <= 3) { /* ckpt_key_pdc_dart */
+            d->id2 = k[0];
+            d->id = ckpt_key_get_u64(k + klen - 8); /* the object reference */
+            return 0;
+        }
         if (klen > 1 && k[0] == CKPT_PDC_SAME_NAME) { /* 'n' . namekey . ts . id */
             if ((n = name_part(d, k + 1, klen - 1)) == 0 || klen != 1 + n + 12)
                 return -1;
@@ -589,6 +594,11 @@ json_object *key_json(int db, const void *key, size_t klen)
         json_object_object_add(o, "count", u64_array(d.count, d.ndim));
         break;
     case CKPT_DB_PDC_SERVER:
+        if (d.id2 == CKPT_PDC_DART) {
+            json_object_object_add(o, "table", json_object_new_string("dart"));
+            json_object_object_add(o, "obj_ref", jnum_u64(d.id));
+            break;
+        }
         if (d.id2 == CKPT_PDC_SAME_NAME) {
             json_object_object_add(o, "table", json_object_new_string("same_name"));
             add_name(o, &d);

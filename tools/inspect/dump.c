@@ -81,7 +81,19 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, cons
                 snprintf(err, errn, "same-name value of %zu bytes, expected none", v->len);
             return NULL; /* the key is the entry */
         }
-        if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_XFER_REGION) {
+        if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_DART) {
+            struct ckpt_dart_entry e;
+            if (ckpt_rec_dart_decode(&e, v->data, v->len, &off) == 0) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "key", json_object_new_string(e.key));
+                json_object_object_add(o, "value", hex_json(e.value, e.value_len));
+                json_object_object_add(o, "type", json_object_new_int(e.type));
+                json_object_object_add(o, "obj_ref", json_object_new_uint64(e.obj_ref));
+                json_object_object_add(o, "vnode", json_object_new_int64(e.vnode_id));
+                json_object_object_add(o, "suffix", json_object_new_boolean(e.is_suffix));
+                return o;
+            }
+        } else if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_XFER_REGION) {
             struct ckpt_xfer_region x;
             if (ckpt_rec_xfer_decode(&x, v->data, v->len, &off) == 0)
                 return xfer_json(&x);
@@ -194,15 +206,15 @@ static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
             return -1;
         }
         return 0;
-    case CKPT_DB_PDC_SERVER: /* d (data regions), x (transfer regions), optionally :ID; n (same-name) */
-        if (key[0] == CKPT_PDC_SAME_NAME && key[1] == 0) {
-            out[0] = CKPT_PDC_SAME_NAME;
+    case CKPT_DB_PDC_SERVER: /* d (data regions), x (transfer regions), optionally :ID; n (same-name); i (DART) */
+        if ((key[0] == CKPT_PDC_SAME_NAME || key[0] == CKPT_PDC_DART) && key[1] == 0) {
+            out[0] = (uint8_t)key[0];
             *plen = 1;
             return 0;
         }
         if ((key[0] != CKPT_PDC_DATA_REGION && key[0] != CKPT_PDC_XFER_REGION) ||
             (key[1] != 0 && (key[1] != ':' || parse_u64(key + 2, &id) != 0))) {
-            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, d:ID or x:ID\n");
+            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, i, d:ID or x:ID\n");
             return -1;
         }
         out[0] = (uint8_t)key[0];

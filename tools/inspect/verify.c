@@ -670,6 +670,20 @@ static int check_pdc_server(const ckpt_val *k, const ckpt_val *val, void *p)
     struct ckpt_xfer_region x;
     if (bad_key(c, k, &d))
         return 0;
+    if (d.id2 == CKPT_PDC_DART) {
+        /* a DART entry: the record decodes and is the entry its key names */
+        struct ckpt_dart_entry e;
+        uint8_t key[CKPT_PDC_DART_KEY_MAX];
+        size_t klen;
+        if (ckpt_rec_dart_decode(&e, val->data, val->len, &off) != 0) {
+            bad_record(c, k, val);
+            return 0;
+        }
+        klen = ckpt_key_pdc_dart(key, &e);
+        if (klen != k->len || memcmp(key, k->data, klen) != 0)
+            kproblem(c->v, c->r, c->db, k, "DART record describes another entry (key [%s])", e.key);
+        return 0;
+    }
     if (d.id2 == CKPT_PDC_SAME_NAME) {
         /* an entry of a deleted object stays (ids are never reused) */
         if (val->len != 0)
