@@ -12,6 +12,10 @@
 
 #include "ckpt_hooks.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ckpt_rehome_stats {
     int old_nranks;          /* rank count the store was written with */
     int new_nranks;          /* rank count now (the communicator's size) */
@@ -48,5 +52,9 @@ struct ckpt_rehome_stats {
  */
 CKPT_API int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,
                                         struct ckpt_rehome_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
