@@ -73,26 +73,29 @@ CKPT_API const struct bulki_type_info *bulki_type_info(unsigned code);
 /* Type code for a name such as "PDC_INT32", or 0 if unknown. */
 CKPT_API unsigned bulki_type_by_name(const char *name);
 
-/* ---- Errors ---- */
+/* ---- Errors ----
+ * 0 or a negative BULKI_E_* code in -101..-199, apart from the store's and
+ * the hooks' CKPT_E_* codes (-1..-99), so a code names one error wherever
+ * it ends up; ckpt_strerror/ckpt_errname name both kinds. */
 #define BULKI_ERRORS(X)                                                        \
     X(BULKI_OK, 0, "success")                                                  \
-    X(BULKI_E_TRUNCATED, -1, "truncated: field runs past the end of the buffer") \
-    X(BULKI_E_VARINT, -2, "varint longer than 10 bytes or over 64 bits")       \
-    X(BULKI_E_TYPE, -3, "invalid type code")                                   \
-    X(BULKI_E_CLASS, -4, "invalid class or class bits")                        \
-    X(BULKI_E_SIZE, -5, "size field does not match the content")               \
-    X(BULKI_E_COUNT, -6, "count does not fit the bytes or the type")           \
-    X(BULKI_E_OFFSET, -7, "offset field does not match its position")          \
-    X(BULKI_E_DEPTH, -8, "nesting deeper than the limit")                      \
-    X(BULKI_E_TRAILING, -9, "trailing bytes after the top-level value")        \
-    X(BULKI_E_STRING, -10, "string is not NUL-terminated or holds a NUL")      \
-    X(BULKI_E_STRING_ARRAY, -11, "string arrays are not part of BULKI v0.1")   \
-    X(BULKI_E_BOOL, -12, "boolean byte is neither 0 nor 1")                    \
-    X(BULKI_E_NOSPACE, -13, "output buffer too small")                         \
-    X(BULKI_E_INVAL, -14, "invalid argument")                                  \
-    X(BULKI_E_NOTFOUND, -15, "key not found")                                  \
-    X(BULKI_E_MISMATCH, -16, "value has another type than requested")          \
-    X(BULKI_E_RANGE, -17, "value out of range for the requested type")
+    X(BULKI_E_TRUNCATED, -101, "truncated: field runs past the end of the buffer") \
+    X(BULKI_E_VARINT, -102, "varint longer than 10 bytes or over 64 bits")     \
+    X(BULKI_E_TYPE, -103, "invalid type code")                                 \
+    X(BULKI_E_CLASS, -104, "invalid class or class bits")                      \
+    X(BULKI_E_SIZE, -105, "size field does not match the content")             \
+    X(BULKI_E_COUNT, -106, "count does not fit the bytes or the type")         \
+    X(BULKI_E_OFFSET, -107, "offset field does not match its position")        \
+    X(BULKI_E_DEPTH, -108, "nesting deeper than the limit")                    \
+    X(BULKI_E_TRAILING, -109, "trailing bytes after the top-level value")      \
+    X(BULKI_E_STRING, -110, "string is not NUL-terminated or holds a NUL")     \
+    X(BULKI_E_STRING_ARRAY, -111, "string arrays are not part of BULKI v0.1")  \
+    X(BULKI_E_BOOL, -112, "boolean byte is neither 0 nor 1")                   \
+    X(BULKI_E_NOSPACE, -113, "output buffer too small")                        \
+    X(BULKI_E_INVAL, -114, "invalid argument")                                 \
+    X(BULKI_E_NOTFOUND, -115, "key not found")                                 \
+    X(BULKI_E_MISMATCH, -116, "value has another type than requested")         \
+    X(BULKI_E_RANGE, -117, "value out of range for the requested type")
 
 enum bulki_err {
 #define BULKI_X_ENUM(name, code, msg) name = code,

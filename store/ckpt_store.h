@@ -39,7 +39,10 @@
 extern "C" {
 #endif
 
-/* ---- errors ---- */
+/* ---- errors ----
+ * 0 or a negative CKPT_E_* code in -1..-99; the codec's BULKI_E_* codes are
+ * -101..-199 (codec/bulki.h), and ckpt_strerror/ckpt_errname name those
+ * too. */
 #define CKPT_ERRORS(X)                                                         \
     X(CKPT_OK, 0, "success")                                                   \
     X(CKPT_E_NOTFOUND, -1, "not found")                                        \

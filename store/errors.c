@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bulki.h"
 #include "store_int.h"
 
 const char *ckpt_strerror(int err)
@@ -19,7 +20,8 @@ const char *ckpt_strerror(int err)
         CKPT_ERRORS(CKPT_X_MSG)
 #undef CKPT_X_MSG
     default:
-        return "unknown pdc-ckpt error";
+        /* a codec code (-101..-199, codec/bulki.h) names itself */
+        return err <= -101 && err >= -199 ? bulki_strerror(err) : "unknown pdc-ckpt error";
     }
 }
 
@@ -32,7 +34,7 @@ const char *ckpt_errname(int err)
         CKPT_ERRORS(CKPT_X_NAME)
 #undef CKPT_X_NAME
     default:
-        return "CKPT_E_UNKNOWN";
+        return err <= -101 && err >= -199 ? bulki_errname(err) : "CKPT_E_UNKNOWN";
     }
 }
 

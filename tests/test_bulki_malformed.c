@@ -108,6 +108,13 @@ static int decode_copy(const uint8_t *bytes, size_t len, int entity, size_t *off
 
 #define ANY_OFFSET SIZE_MAX
 
+/* Index of a BULKI_E_* code (-101..-131) in a table of 32 counts; 0 for
+ * anything else. */
+static int code_ix(int rc)
+{
+    return rc <= -101 && rc >= -131 ? -rc - 100 : 0;
+}
+
 static void expect_error_at(const char *what, const uint8_t *bytes, size_t len, int entity,
                             int want, size_t want_off)
 {
@@ -432,7 +439,7 @@ static void every_truncated_prefix_fails(void **state)
              * offset inside the prefix) */
             assert_true(rc < 0);
             total++;
-            codes[-rc]++;
+            codes[code_ix(rc)]++;
         }
     }
     /* most prefixes end inside a field (BULKI_E_TRUNCATED); the others are
@@ -440,9 +447,9 @@ static void every_truncated_prefix_fails(void **state)
     print_message("%zu prefixes:", total);
     for (int c = 1; c < 32; c++)
         if (codes[c])
-            print_message(" %s %zu", bulki_errname(-c), codes[c]);
+            print_message(" %s %zu", bulki_errname(-100 - c), codes[c]);
     print_message("\n");
-    assert_true(codes[-BULKI_E_TRUNCATED] > 0);
+    assert_true(codes[code_ix(BULKI_E_TRUNCATED)] > 0);
 }
 
 static void trailing_bytes_are_rejected(void **state)
@@ -973,7 +980,7 @@ static void random_mutations_never_crash(void **state)
         int rc = decode_copy(b, len, sd->entity, &off);
         if (rc != 0) {
             failed++;
-            codes[-rc]++;
+            codes[code_ix(rc)]++;
             free(b);
             continue;
         }
@@ -1004,7 +1011,7 @@ static void random_mutations_never_crash(void **state)
                   decoded, failed);
     for (int c = 1; c < 32; c++)
         if (codes[c])
-            print_message(" %s %d", bulki_errname(-c), codes[c]);
+            print_message(" %s %d", bulki_errname(-100 - c), codes[c]);
     print_message("\n");
     assert_true(failed > decoded); /* the mutations do reach the checks */
 }

@@ -6,6 +6,8 @@
  */
 #include "store_test_util.h"
 
+#include "bulki.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -854,9 +856,27 @@ static void test_sync_modes_data_survives_close(void **state)
     assert_int_equal(ckpt_store_close(NULL), 0);
 }
 
+/* Store and codec codes do not overlap, and each names itself. */
+static void test_error_codes_are_apart(void **state)
+{
+    (void)state;
+#define CKPT_X_RANGE(name, code, msg) assert_true((code) <= 0 && (code) > -100);
+    CKPT_ERRORS(CKPT_X_RANGE)
+#undef CKPT_X_RANGE
+#define BULKI_X_RANGE(name, code, msg)                                         \
+    assert_true((code) == 0 || ((code) <= -101 && (code) >= -199));
+    BULKI_ERRORS(BULKI_X_RANGE)
+#undef BULKI_X_RANGE
+    assert_string_equal(ckpt_errname(CKPT_E_NOTFOUND), "CKPT_E_NOTFOUND");
+    assert_string_equal(ckpt_errname(BULKI_E_TRUNCATED), "BULKI_E_TRUNCATED");
+    assert_string_equal(ckpt_strerror(BULKI_E_TRUNCATED), bulki_strerror(BULKI_E_TRUNCATED));
+    assert_string_equal(ckpt_errname(-100), "CKPT_E_UNKNOWN");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_codes_are_apart),
         cmocka_unit_test_setup_teardown(test_open_creates_rank_dir_and_meta, stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_open_records_rank_and_nranks, stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_open_other_rank_or_nranks_is_mismatch, stu_setup,
