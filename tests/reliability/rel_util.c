@@ -448,7 +448,7 @@ int rel_make_empty_env(const char *root, int rank, char *why, size_t n)
 /* processes and files                                                 */
 /* ------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *p, size_t n)
+int rel_write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
@@ -463,7 +463,7 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static size_t read_all(int fd, void *p, size_t n)
+size_t rel_read_all(int fd, void *p, size_t n)
 {
     char *c = p;
     size_t got = 0;
@@ -502,13 +502,13 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
         close(p[0]);
         memset(&o, 0, sizeof o);
         o.rc = fn(arg, &o);
-        int ok = write_all(p[1], &o, sizeof o) == 0;
+        int ok = rel_write_all(p[1], &o, sizeof o) == 0;
         close(p[1]);
         /* exit, not _exit: sanitizer builds then check the child for leaks */
         exit(ok ? 0 : 3);
     }
     close(p[1]);
-    size_t got = read_all(p[0], out, sizeof *out);
+    size_t got = rel_read_all(p[0], out, sizeof *out);
     close(p[0]);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;

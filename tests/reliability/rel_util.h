@@ -98,6 +98,11 @@ int rel_make_empty_env(const char *root, int rank, char *why, size_t n);
 
 /* ---- processes and files ---- */
 
+/* write(2) all n bytes (0, or -1); read(2) up to n bytes, until end of
+ * file or an error (the count read). Both retry on EINTR. */
+int rel_write_all(int fd, const void *p, size_t n);
+size_t rel_read_all(int fd, void *p, size_t n);
+
 /* Result of rel_in_child. */
 struct rel_outcome {
     int crashed;        /* the child died of signal `sig` or exited abnormally */

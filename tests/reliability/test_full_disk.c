@@ -170,15 +170,7 @@ static void census_exec(struct rel_outcome *out, const char *root, long n)
         snprintf(out->msg, sizeof out->msg, "fork: %s", strerror(errno));
         return;
     }
-    size_t got = 0;
-    while (got < sizeof *out) {
-        ssize_t r = read(p[0], (char *)out + got, sizeof *out - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
+    size_t got = rel_read_all(p[0], out, sizeof *out);
     close(p[0]);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
@@ -197,18 +189,7 @@ static int census_main(const char *root, const char *n)
     struct rel_outcome out;
     memset(&out, 0, sizeof out);
     out.rc = census_child(&a, &out);
-    const char *p = (const char *)&out;
-    size_t left = sizeof out;
-    while (left > 0) {
-        ssize_t w = write(STDOUT_FILENO, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 1;
-        p += w;
-        left -= (size_t)w;
-    }
-    return 0;
+    return rel_write_all(STDOUT_FILENO, &out, sizeof out) == 0 ? 0 : 1;
 }
 
 /* What another process sees of objects 0..n-1: a committed prefix without
