@@ -58,10 +58,8 @@ static char g_pristine[600];          /* the store every case copies */
 static char g_pristine_dir[512];
 static uint64_t g_ids[NRANKS][NOBJ];  /* object ids of the pristine store */
 
-struct fix {
-    char dir[512];
-    char root[600];   /* dir/store: a copy of the pristine store */
-};
+/* A case's fixture: a struct tu_case whose root (dir/store) is a copy of
+ * the pristine store. */
 
 /* ------------------------------------------------------------------ */
 /* the pristine store                                                  */
@@ -106,27 +104,19 @@ static int group_teardown(void **state)
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "case") != 0) {
-        free(f);
+    if (tu_case_new(state, "case") != 0)
         return -1;
-    }
-    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
+    struct tu_case *f = *state;
     if (rel_copytree(g_pristine, f->root) != 0) {
-        tu_rmtree(f->dir);
-        free(f);
+        tu_case_free(state);
         return -1;
     }
-    *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    struct fix *f = *state;
-    tu_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_case_free(state);
 }
 
 /* ------------------------------------------------------------------ */
@@ -375,7 +365,7 @@ static char *slurp(const char *path, long *len)
 /* The undamaged copy passes everything (the baseline the cases rely on). */
 static void test_pristine(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     expect_intact(f->root, 0);
     expect_intact(f->root, 1);
     expect_inspect_ok(f->root);
@@ -392,7 +382,7 @@ static void truncate_to(const char *root, int rank, long size)
  * never a SIGBUS from touching the map past the end of the file. */
 static void test_truncated(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048], work[1024], saved[1024], sz[64];
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     long full = rel_file_size(p);
@@ -421,7 +411,7 @@ static void test_truncated(void **state)
  * the store says the file is not a usable LMDB environment. */
 static void test_truncated_header(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     const long sizes[] = {4096, 100};
     char work[1024];
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -438,7 +428,7 @@ static void test_truncated_header(void **state)
  * not take for a fresh store. */
 static void test_truncated_empty(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     truncate_to(f->root, 0, 0);
     expect_refused(f->root, 0, CKPT_E_CORRUPT, "rank-0/data.mdb", "empty", NULL);
     expect_inspect_fails(f->root, 0);
@@ -451,7 +441,7 @@ static void test_truncated_empty(void **state)
  * key; every other record is still there. */
 static void test_bitflip_object(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char loc[64], why[256], hex[17];
     const long victim = 137;
     rel_obj_loc(loc, sizeof loc, 0, victim);
@@ -497,7 +487,7 @@ static void test_bitflip_object(void **state)
  * untouched. */
 static void free_list_case(void **state, int garbage)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     uint8_t meta[2][4096], pg_buf[4096];
     uint64_t root[2], txn[2];
@@ -573,7 +563,7 @@ static void test_damaged_free_list_garbage(void **state)
 /* The same inside a kvtag record. */
 static void test_bitflip_kvtag(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char val[64], why[256], hex[17];
     const long victim = 42;
     rel_tag_val(val, sizeof val, 1, victim);
@@ -604,7 +594,7 @@ static void test_bitflip_kvtag(void **state)
  * store's flock file: losing either loses nothing. */
 static void test_missing_lock(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     data_path(p, sizeof p, f->root, 0, "lock.mdb");
     assert_int_equal(unlink(p), 0);
@@ -621,7 +611,7 @@ static void test_missing_lock(void **state)
  * left untouched (no generation bump, no meta rewrite). */
 static void test_newer_version(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256], p[2048];
     long before_len, after_len;
     assert_int_equal(rel_set_meta_version(f->root, 0, CKPT_FORMAT_VERSION + 1, why, sizeof why), 0);
@@ -646,7 +636,7 @@ static void test_newer_version(void **state)
 /* An older version this build cannot migrate is refused too. */
 static void test_older_version(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256];
     assert_int_equal(rel_set_meta_version(f->root, 1, 0, why, sizeof why), 0);
     expect_refused(f->root, 1, CKPT_E_VERSION, "rank-1", "version 0", NULL);
@@ -658,7 +648,7 @@ static void test_older_version(void **state)
  * a restart must not start an empty store in its place. */
 static void test_missing_rank_dir(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     snprintf(p, sizeof p, "%s/rank-1", f->root);
     assert_int_equal(tu_rmtree(p), 0);
@@ -675,7 +665,7 @@ static void test_missing_rank_dir(void **state)
 /* The rank directory is there but data.mdb is not. */
 static void test_missing_data_file(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     assert_int_equal(unlink(p), 0);
@@ -690,7 +680,7 @@ static void test_missing_data_file(void **state)
  * a pdc-ckpt store, and nothing is written into it. */
 static void test_foreign_lmdb(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256], p[2048];
     for (int meta_db = 0; meta_db <= 1; meta_db++) {
         long before_len, after_len;
@@ -714,7 +704,7 @@ static void test_foreign_lmdb(void **state)
 /* A data.mdb that is not an LMDB file at all. */
 static void test_not_lmdb(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     data_path(p, sizeof p, f->root, 1, "data.mdb");
     FILE *fp = fopen(p, "wb");
@@ -736,7 +726,7 @@ static void test_not_lmdb(void **state)
  * writer's ckpt_hooks_open starts the store afresh. */
 static void test_interrupted_creation(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256];
     if (rel_make_empty_env(f->root, 1, why, sizeof why) != 0)
         fail_msg("%s", why);
@@ -809,7 +799,7 @@ static int probe_sigbus(void *arg, struct rel_outcome *out)
  * database and the page; the handle is failed afterwards. */
 static void test_fault_in_a_read_is_an_error(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct probe p = {f->root, 1};
     struct rel_outcome o;
     rel_in_child(&o, probe_sigbus, &p);
@@ -1159,7 +1149,7 @@ static void one_random_store(struct rand_tally *t, const char *dir, long seed)
  * killed; every error must name the rank. */
 static void test_random_pages(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct rand_tally t = {0, 0, 0, 0};
     const char *only = getenv("REL_RAND_SEED");
     /* faults inside the store's LMDB calls become errors (in the children

@@ -48,7 +48,7 @@ static uint64_t g_ids[NRANKS][NOBJ];
 static char g_out[1 << 20];
 
 struct fix {
-    char dir[512];
+    char dir[TU_DIR_LEN]; /* first, for tu_fixture_new */
     char root[600];
     char out[600];   /* a directory the reader may write (copies) */
 };
@@ -100,11 +100,9 @@ static void make_readonly(const char *root)
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "readonly") != 0) {
-        free(f);
+    struct fix *f = tu_fixture_new(sizeof *f, "readonly");
+    if (f == NULL)
         return -1;
-    }
     snprintf(f->root, sizeof f->root, "%s/store", f->dir);
     snprintf(f->out, sizeof f->out, "%s/out", f->dir);
     chmod(f->dir, 0755); /* the reader (nobody) must reach the store */
@@ -128,9 +126,7 @@ static int teardown(void **state)
 {
     struct fix *f = *state;
     walk_chmod(f->root, 1, 0); /* rm needs to write the directories when not root */
-    tu_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_fixture_free(state);
 }
 
 /* In a forked child: become the reader. */
