@@ -132,13 +132,8 @@ struct probe {
 static int probe_open_ro(void *arg, struct rel_outcome *out)
 {
     const struct probe *p = arg;
-    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
     ckpt_store *st = NULL;
-    o.root = p->root;
-    o.rank = p->rank;
-    o.readonly = 1;
-    o.create = 0;
-    int rc = ckpt_store_open(&st, &o);
+    int rc = ckpt_store_open_readonly(&st, p->root, p->rank);
     if (rc) {
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
         return rc;
