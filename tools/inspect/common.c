@@ -683,6 +683,13 @@ void key_text(char *buf, size_t n, int db, const void *key, size_t klen)
     }
 }
 
+void err_key(const char *path, int db, const ckpt_val *k, const char *what)
+{
+    char kt[256];
+    key_text(kt, sizeof kt, db, k->data, k->len);
+    errp(path, "%s: %s: %s", ckpt_db_name(db), kt, what);
+}
+
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
@@ -1080,6 +1087,12 @@ void print_json_line(json_object *j)
     fputs(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
           stdout);
     fputc('\n', stdout);
+}
+
+void emit_json_line(json_object *j)
+{
+    print_json_line(j);
+    json_object_put(j);
 }
 
 void print_json_pretty(json_object *j)
