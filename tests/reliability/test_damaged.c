@@ -430,45 +430,56 @@ static void test_truncated_empty(void **state)
     expect_intact(f->root, 1);
 }
 
-/* A flipped bit inside an object record: LMDB has no checksums, so the
+/* A flipped bit inside a record of object `victim` of rank (where its
+ * text `needle` stands), in database db: LMDB has no checksums, so the
  * store opens, but the record's own (format 4) no longer holds. Lookups of
  * it and the rebuild say so (CKPT_E_CORRUPT), naming rank, database and
- * key; every other record is still there. */
-static void test_bitflip_object(void **state)
+ * key; ckpt-inspect verify has a line `line` (with `token` in it, unless
+ * NULL); every other record, and the other rank, are still there. */
+static void bitflip_case(const struct tu_case *f, int rank, long victim, const char *needle,
+                         const char *db, const char *line, const char *token)
 {
-    struct tu_case *f = *state;
-    char loc[64], why[256], hex[17];
-    const long victim = 137;
-    rel_obj_loc(loc, sizeof loc, 0, victim);
-    int k = rel_flip_after(f->root, 0, loc, why, sizeof why);
+    char why[256], hex[17], key[64], file[32];
+    int k = rel_flip_after(f->root, rank, needle, why, sizeof why);
     if (k <= 0)
         fail_msg("flip: %s", k < 0 ? why : "record not found in data.mdb");
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[0][victim]);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[rank][victim]);
+    snprintf(key, sizeof key, "rank %d, database %s, key", rank, db);
+    snprintf(file, sizeof file, "rank-%d/data.mdb", rank);
 
     struct rel_outcome out;
-    expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
+    expect("read-only open", probe_open_ro, f->root, rank, 0, &out);
     /* map restart: every object but the victim is complete; the victim's
      * lookup is CKPT_E_CORRUPT, naming the rank, database and key */
-    expect("map restart", probe_map, f->root, 0, CKPT_E_CORRUPT, &out);
+    expect("map restart", probe_map, f->root, rank, CKPT_E_CORRUPT, &out);
     assert_int_equal(out.v[0], NOBJ - 1);
     assert_int_equal(out.v[1], 0);
     assert_int_equal(out.v[2], 1);
     assert_int_equal(out.v[3], victim);
-    has(out.msg, "rank 0, database obj, key", "map lookup");
+    has(out.msg, key, "map lookup");
     has(out.msg, "checksum mismatch", "map lookup");
     has(out.msg, hex, "map lookup");
     /* rebuild: stops with CKPT_E_CORRUPT instead of skipping the record */
-    expect("rebuild restart", probe_rebuild, f->root, 0, CKPT_E_CORRUPT, &out);
-    has(out.msg, "rank-0/data.mdb", "rebuild");
-    has(out.msg, "rank 0, database obj, key", "rebuild");
+    expect("rebuild restart", probe_rebuild, f->root, rank, CKPT_E_CORRUPT, &out);
+    has(out.msg, file, "rebuild");
+    has(out.msg, key, "rebuild");
     has(out.msg, hex, "rebuild");
 
-    char id[32];
+    expect_inspect_fails(f->root, rank);
+    if (!has_line(line, token, NULL))
+        fail_msg("ckpt-inspect verify has no line with \"%s\"%s%s:\n%s", line,
+                 token ? " and " : "", token ? token : "", g_out);
+    expect_intact(f->root, 1 - rank);
+}
+
+/* ... inside an object record (its data location) */
+static void test_bitflip_object(void **state)
+{
+    char loc[64], id[32];
+    const long victim = 137;
+    rel_obj_loc(loc, sizeof loc, 0, victim);
     snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[0][victim]);
-    expect_inspect_fails(f->root, 0);
-    if (!has_line("rank 0: obj: ", id, NULL))
-        fail_msg("ckpt-inspect verify does not name obj %s on rank 0:\n%s", id, g_out);
-    expect_intact(f->root, 1);
+    bitflip_case(*state, 0, victim, loc, "obj", "rank 0: obj: ", id);
 }
 
 /* LMDB's free-page list (database 0) damaged: LMDB reads that list at a
@@ -555,34 +566,13 @@ static void test_damaged_free_list_garbage(void **state)
     free_list_case(state, 1);
 }
 
-/* The same inside a kvtag record. */
+/* ... inside a kvtag record (its value) */
 static void test_bitflip_kvtag(void **state)
 {
-    struct tu_case *f = *state;
-    char val[64], why[256], hex[17];
+    char val[64];
     const long victim = 42;
     rel_tag_val(val, sizeof val, 1, victim);
-    int k = rel_flip_after(f->root, 1, val, why, sizeof why);
-    if (k <= 0)
-        fail_msg("flip: %s", k < 0 ? why : "record not found in data.mdb");
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[1][victim]);
-
-    struct rel_outcome out;
-    expect("read-only open", probe_open_ro, f->root, 1, 0, &out);
-    expect("map restart", probe_map, f->root, 1, CKPT_E_CORRUPT, &out);
-    assert_int_equal(out.v[0], NOBJ - 1);
-    assert_int_equal(out.v[2], 1);
-    assert_int_equal(out.v[3], victim);
-    has(out.msg, "rank 1, database kvtag, key", "map lookup");
-    has(out.msg, "checksum mismatch", "map lookup");
-    has(out.msg, hex, "map lookup");
-    expect("rebuild restart", probe_rebuild, f->root, 1, CKPT_E_CORRUPT, &out);
-    has(out.msg, "rank 1, database kvtag, key", "rebuild");
-    has(out.msg, hex, "rebuild");
-    expect_inspect_fails(f->root, 1);
-    if (!has_line("rank 1: kvtag", NULL))
-        fail_msg("ckpt-inspect verify does not name the kvtag database on rank 1:\n%s", g_out);
-    expect_intact(f->root, 0);
+    bitflip_case(*state, 1, victim, val, "kvtag", "rank 1: kvtag", NULL);
 }
 
 /* lock.mdb is LMDB's reader table, rebuilt at open; writer.lock is the
