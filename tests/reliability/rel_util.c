@@ -618,3 +618,13 @@ int rel_info_ro(struct ckpt_store_info *info, const char *root)
     ckpt_store_close(st);
     return rc;
 }
+
+int rel_census_out(struct rel_outcome *out, struct rel_census *c, ckpt_hooks *h, int rank, long n)
+{
+    int rc = rel_census(c, h, rank, n);
+    out->v[0] = c->objs;
+    out->v[1] = c->missing;
+    out->v[2] = c->bad;
+    snprintf(out->msg, sizeof out->msg, "%s", c->why);
+    return rc;
+}

@@ -116,6 +116,9 @@ struct rel_outcome {
 typedef int (*rel_fn)(void *arg, struct rel_outcome *out);
 /* Run fn(arg, out) in a forked child and bring its outcome back. */
 void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg);
+/* rel_census into *c, reported in out: v = {complete objects, missing,
+ * bad}, msg = its first problem. Returns rel_census's result. */
+int rel_census_out(struct rel_outcome *out, struct rel_census *c, ckpt_hooks *h, int rank, long n);
 /* rel_in_child's two halves, for a child that does something else (an
  * exec): rel_fork_piped zeroes out, flushes stdio, makes the pipe p (the
  * child writes p[1]) and forks: the child's pid, 0 in the child, or -1

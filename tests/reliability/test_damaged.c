@@ -155,12 +155,8 @@ static int probe_map(void *arg, struct rel_outcome *out)
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
         return rc;
     }
-    rc = rel_census(&c, h, p->rank, NOBJ);
-    out->v[0] = c.objs;
-    out->v[1] = c.missing;
-    out->v[2] = c.bad;
+    rc = rel_census_out(out, &c, h, p->rank, NOBJ);
     out->v[3] = c.first_bad;
-    snprintf(out->msg, sizeof out->msg, "%s", c.why);
     if (rc == 0 && c.first_bad >= 0)
         rc = c.first_bad_rc;
     if (ckpt_hooks_close(h) != 0)

@@ -127,12 +127,8 @@ static int census_child(void *arg, struct rel_outcome *out)
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
         return rc;
     }
-    rc = rel_census(&c, h, 0, a->n);
-    out->v[0] = c.objs;
-    out->v[1] = c.missing;
-    out->v[2] = c.bad;
+    rc = rel_census_out(out, &c, h, 0, a->n);
     out->v[3] = c.prefix + 1000000L * c.gap;
-    snprintf(out->msg, sizeof out->msg, "%s", c.why);
     ckpt_hooks_close(h);
     return rc;
 }

@@ -178,11 +178,7 @@ static int probe_reads(void *arg, struct rel_outcome *out)
         snprintf(out->msg, sizeof out->msg, "hooks open: %s", ckpt_store_errmsg(NULL));
         return rc;
     }
-    rc = rel_census(&c, h, p->rank, NOBJ);
-    out->v[0] = c.objs;
-    out->v[1] = c.missing;
-    out->v[2] = c.bad;
-    snprintf(out->msg, sizeof out->msg, "%s", c.why);
+    rc = rel_census_out(out, &c, h, p->rank, NOBJ);
     ckpt_hooks_close(h);
     return rc;
 }
