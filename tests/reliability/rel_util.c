@@ -628,3 +628,20 @@ int rel_census_out(struct rel_outcome *out, struct rel_census *c, ckpt_hooks *h,
     snprintf(out->msg, sizeof out->msg, "%s", c->why);
     return rc;
 }
+
+int rel_write_store(const char *root, int nranks, long n,
+                    struct ckpt_hooks_opts (*opts_for)(const char *root, int rank), uint64_t *ids)
+{
+    for (int r = 0; r < nranks; r++) {
+        struct ckpt_hooks_opts o = opts_for(root, r);
+        ckpt_hooks *h;
+        uint64_t cont = 0;
+        if (ckpt_hooks_open(&h, &o) != 0 ||
+            rel_write_objs(h, r, 0, n, &cont, ids ? ids + (size_t)r * (size_t)n : NULL) != 0 ||
+            ckpt_hooks_close(h) != 0) {
+            fprintf(stderr, "writing the store %s: %s\n", root, ckpt_store_errmsg(NULL));
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -46,6 +46,11 @@ void rel_tag_val(char *buf, size_t n, int rank, long i);
  * returned at the end. Any other error stops it and is returned (the
  * message is in ckpt_store_errmsg). */
 int rel_write_objs(ckpt_hooks *h, int rank, long first, long n, uint64_t *cont_id, uint64_t *ids);
+/* A store at root of nranks ranks, each opened with opts_for(root, rank)
+ * and holding objects 0..n-1 of rel_write_objs (their ids into
+ * ids[rank * n + i]), then closed. 0, or -1 said on stderr. */
+int rel_write_store(const char *root, int nranks, long n,
+                    struct ckpt_hooks_opts (*opts_for)(const char *root, int rank), uint64_t *ids);
 
 /* What a store holds of objects 0..n-1 of rank r (map lookups by name, then
  * the kvtag, region and membership of each). */

@@ -106,16 +106,8 @@ static int setup(void **state)
     snprintf(f->root, sizeof f->root, "%s/store", f->dir);
     snprintf(f->out, sizeof f->out, "%s/out", f->dir);
     chmod(f->dir, 0755); /* the reader (nobody) must reach the store */
-    for (int r = 0; r < NRANKS; r++) {
-        struct ckpt_hooks_opts o = opts_for(f->root, r);
-        ckpt_hooks *h;
-        uint64_t cont = 0;
-        if (ckpt_hooks_open(&h, &o) != 0 || rel_write_objs(h, r, 0, NOBJ, &cont, g_ids[r]) != 0 ||
-            ckpt_hooks_close(h) != 0) {
-            fprintf(stderr, "writing the store: %s\n", ckpt_store_errmsg(NULL));
-            return -1;
-        }
-    }
+    if (rel_write_store(f->root, NRANKS, NOBJ, opts_for, &g_ids[0][0]) != 0)
+        return -1;
     if (mkdir(f->out, 0700) != 0 || (g_as >= 0 && chown(f->out, NOBODY, NOBODY) != 0))
         return -1;
     *state = f;
