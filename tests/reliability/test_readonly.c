@@ -267,6 +267,17 @@ static void has(const char *text, const char *needle, const char *what)
         fail_msg("%s: \"%s\" does not say \"%s\"", what, text, needle);
 }
 
+/* fn, run as the reader in a child, fails (without crashing) with a
+ * message that says `needle`; what: the case, for messages */
+static void refused_saying(struct rel_outcome *o, rel_fn fn, struct probe *pr, const char *needle,
+                           const char *what)
+{
+    rel_in_child(o, fn, pr);
+    if (o->crashed || o->rc == 0)
+        fail_msg("%s: rc %d crashed %d: %s", what, o->rc, o->crashed, o->msg);
+    has(o->msg, needle, what);
+}
+
 static void test_errors_name_the_file(void **state)
 {
     struct fix *f = *state;
@@ -279,27 +290,19 @@ static void test_errors_name_the_file(void **state)
         assert_int_equal(walk_chmod(f->root, 1, 1), 0);
     snprintf(p, sizeof p, "%s/rank-0/lock.mdb", f->root);
     assert_int_equal(chmod(p, 0400), 0);
-    rel_in_child(&o, probe_write_open, &pr);
-    if (o.crashed || o.rc == 0)
-        fail_msg("a writer with a read-only lock.mdb: rc %d crashed %d: %s", o.rc, o.crashed, o.msg);
-    has(o.msg, "rank-0/lock.mdb", "writer, lock.mdb read-only");
+    refused_saying(&o, probe_write_open, &pr, "rank-0/lock.mdb", "a writer, lock.mdb read-only");
 
     /* a writer on a read-only store: writer.lock cannot be created */
     make_readonly(f->root);
     snprintf(p, sizeof p, "%s/rank-0/writer.lock", f->root);
     assert_int_equal(unlink(p) == 0 || errno == ENOENT, 1);
-    rel_in_child(&o, probe_write_open, &pr);
-    if (o.crashed || o.rc == 0)
-        fail_msg("a writer on a read-only store: rc %d crashed %d: %s", o.rc, o.crashed, o.msg);
-    has(o.msg, "writer.lock", "writer on a read-only store");
+    refused_saying(&o, probe_write_open, &pr, "writer.lock", "a writer on a read-only store");
 
     /* a reader: data.mdb unreadable; lock.mdb is not the cause */
     snprintf(p, sizeof p, "%s/rank-0/data.mdb", f->root);
     assert_int_equal(chmod(p, 0), 0);
-    rel_in_child(&o, probe_reads, &pr);
-    if (o.crashed || o.rc == 0)
-        fail_msg("an unreadable data.mdb: rc %d crashed %d: %s", o.rc, o.crashed, o.msg);
-    has(o.msg, "rank-0/data.mdb: cannot open it", "reader, data.mdb unreadable");
+    refused_saying(&o, probe_reads, &pr, "rank-0/data.mdb: cannot open it",
+                   "a reader, data.mdb unreadable");
     if (strstr(o.msg, "lock.mdb") != NULL)
         fail_msg("an unreadable data.mdb blamed on lock.mdb: %s", o.msg);
     /* ckpt-inspect says the same, and still reads rank 1 */
