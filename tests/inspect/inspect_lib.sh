@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tests/inspect's scripts (one copy of their common steps):
 # a work directory $dir, removed at exit; fail MSG; expect_rc RC CMD...;
 # has LINE-REGEX.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the `pdc` test scripts, tools/bench/pdc_bench.sh and
 # tools/pdc/srv_roundtrip.sh (one copy of this logic): start real
 # PDC servers (1 or more ranks under mpiexec), wait for "Server ready" with a
