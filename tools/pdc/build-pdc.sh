@@ -50,7 +50,7 @@ die() {
     exit 1
 }
 
-SOURCES= PREFIX= JOBS=2 WORK= CKPT=on MERCURY=
+SOURCES='' PREFIX='' JOBS=2 WORK='' CKPT=on MERCURY=''
 while [ $# -gt 0 ]; do
     case "$1" in
         --sources) [ $# -ge 2 ] || die "--sources needs a directory"; SOURCES=$2; shift 2 ;;
@@ -90,8 +90,8 @@ PATCHES=("$SERIES"/[0-9][0-9][0-9][0-9]-*.patch)
 shopt -u nullglob
 [ ${#PATCHES[@]} -gt 0 ] || die "no patches in $SERIES"
 
-mkdir -p "$PREFIX" || die "cannot create prefix '$PREFIX'"
-PREFIX=$(cd "$PREFIX" && pwd)
+# nothing is created before every check passed
+PREFIX=$(realpath -m "$PREFIX")
 
 # Mercury: a tarball to build, or an installed prefix
 if [ -z "$MERCURY" ]; then
@@ -130,6 +130,7 @@ if [ "$CKPT" = on ]; then
     need_pc json-c libjson-c-dev
 fi
 
+mkdir -p "$PREFIX" || die "cannot create prefix '$PREFIX'"
 [ -n "$WORK" ] || WORK=$PREFIX-work
 mkdir -p "$WORK" || die "cannot create work directory '$WORK'"
 WORK=$(cd "$WORK" && pwd)
