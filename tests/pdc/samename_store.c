@@ -1,6 +1,6 @@
 /*
  * samename_store - writes a 1-rank store holding a same-name group, through
- * the hooks PDC's server calls (server_hooks/pdc/pdc_ckpt_server.c does the
+ * the hooks PDC's server calls (PDC's src/server/pdc_server_ckpt.c, from server_hooks/pdc/patches/, does the
  * same on a create), for test_inspect_samename.sh:
  *
  *   container "sc"
