@@ -34,6 +34,24 @@
 #   first after restart / first warm; each first includes the client's first
 #   RPC to the server, both alike). Defaults with --query: --sizes
 #   "20000x4 10000x100" --np 1.
+#
+# usage: tools/bench/pdc_bench.sh PREFIX CLIENT --cost [--runs R]
+#        [--sizes "10000x100"] [--np 1] [--raw FILE] [--perf]
+#   the hooks' cost on PDC's write path (docs/BENCHMARKS.md, "Cost on PDC's
+#   write path"). Per run, PDC_CKPT=off and the store alternate (the order
+#   swaps every run): fresh server(s), bench-write N x T, close. Over the
+#   write phase (from "Server ready" to the client's exit) it reads the CPU
+#   time (utime + stime, /proc) of the servers' RPC thread (the main thread:
+#   PDC's default build runs every handler there) and of the whole process,
+#   and divides by the mutations (N creates + N x T kvtag puts + 1
+#   container). PDC's server polls for RPCs, so these include the polling:
+#   their on - off difference is the hooks' cost only as far as the polling
+#   is alike. With --perf, one more store run samples the RPC thread for 8 s
+#   of the write phase (perf record, task-clock, DWARF call graphs) and
+#   prints the share of its CPU time inside the hooks (stacks through a
+#   PDC_ckpt_* call of the glue) and inside inline commits: that share times
+#   the thread's CPU per mutation is the hooks' handler time per mutation.
+#   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5.
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
 set -euo pipefail
@@ -97,9 +115,11 @@ prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [
 client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
 client=$(realpath "$client")
 shift 2
-runs=3 sizes='' nps='' raw='' qclient=''
+runs='' sizes='' nps='' raw='' qclient='' cost='' perf=''
 while [ $# -gt 0 ]; do
     case "$1" in
+    --cost) cost=1; shift; continue ;;
+    --perf) perf=1; shift; continue ;;
     --runs) runs=$2 ;;
     --sizes) sizes=$2 ;;
     --np) nps=$2 ;;
@@ -109,11 +129,14 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-if [ -n "$qclient" ]; then
+if [ -n "$cost" ]; then
+    sizes=${sizes:-"10000x100"} nps=${nps:-1} runs=${runs:-5}
+elif [ -n "$qclient" ]; then
     sizes=${sizes:-"20000x4 10000x100"} nps=${nps:-1}
 else
     sizes=${sizes:-"1000x10 10000x100 100000x10"} nps=${nps:-"1 2"}
 fi
+runs=${runs:-3}
 pdc_setup "$prefix"
 unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
@@ -174,6 +197,131 @@ for size, np in keys:
     ok = "met" if mf <= 2 * wf + 5 else "missed"
     print(f"| {size} | {np} | {len(rs)} | {wf:.2f} / {wr:.2f} | {mf:.2f} / {mr:.2f} | {si:.2f} | {mf / wf:.2f} | {ok} |")
 EOF2
+    exit 0
+fi
+
+# ---- --cost: the hooks' CPU time per mutation on the RPC thread ----
+# server_ticks: "RPC-thread process" utime + stime (clock ticks), summed
+# over the server ranks (the RPC thread is the main thread, tid = pid)
+server_ticks() {
+    local p m=0 a=0 v
+    for p in $(pdc_server_pids); do
+        v=$(awk '{ print $14 + $15 }' "/proc/$p/task/$p/stat") && m=$((m + v))
+        v=$(awk '{ print $14 + $15 }' "/proc/$p/stat") && a=$((a + v))
+    done
+    echo "$m $a"
+}
+cost_run() { # size np method run
+    local size=$1 np=$2 method=$3 run=$4 n t hz m0 a0 m1 a1 w tot muts
+    n=${size%x*} t=${size#*x}
+    muts=$((n * (t + 1) + 1))
+    hz=$(getconf CLK_TCK)
+    rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
+    if [ "$method" = off ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
+    pdc_start "$np" "$PDC_WORK/server.log"
+    read -r m0 a0 <<<"$(server_ticks)"
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+        { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+    read -r m1 a1 <<<"$(server_ticks)"
+    pdc_close
+    w=$(grep '^bench-write:' "$PDC_WORK/write.out")
+    tot=$(sed -n 's/.*total_s=\([0-9.]*\).*/\1/p' <<<"$w")
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$method" "$run" "$muts" "$tot" \
+        "$(awk -v d=$((m1 - m0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')" \
+        "$(awk -v d=$((a1 - a0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')" |
+        tee -a "$raw"
+}
+# cost_perf SIZE: one store run, its RPC thread sampled for 8 s of the write phase
+cost_perf() {
+    local size=$1 n t tid muts hz m0 m1
+    n=${size%x*} t=${size#*x}
+    muts=$((n * (t + 1) + 1))
+    hz=$(getconf CLK_TCK)
+    rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
+    unset PDC_CKPT
+    pdc_start 1 "$PDC_WORK/server.log"
+    tid=$(pdc_server_pids | head -n 1)
+    m0=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 &
+    local cpid=$!
+    sleep 2
+    perf record -q -e task-clock -c 1000000 --call-graph dwarf,8192 -t "$tid" \
+        -o "$PDC_WORK/perf.data" -- sleep 8 >/dev/null 2>&1 ||
+        { echo "FAIL: perf record"; wait "$cpid"; pdc_close; return 1; }
+    wait "$cpid" || { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+    m1=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
+    pdc_close
+    local per
+    per=$(awk -v d=$((m1 - m0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')
+    perf script -F ip,sym -i "$PDC_WORK/perf.data" 2>/dev/null | python3 -c '
+import sys
+per = float(sys.argv[1])
+n = hooks = commit = 0
+stack = []
+def flush():
+    global n, hooks, commit
+    if not stack:
+        return
+    n += 1
+    if any(f.startswith("PDC_ckpt_") for f in stack):
+        hooks += 1
+        if "ckpt_commit_locked" in stack:
+            commit += 1
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        flush()
+        stack = []
+    else:
+        f = line.split()
+        stack.append(f[1] if len(f) > 1 else "")
+flush()
+if n == 0:
+    sys.exit("no samples")
+print(f"perf: {n} samples of the RPC thread (1 ms of CPU each); inside the hooks {100 * hooks / n:.2f}% "
+      f"(inline commits {100 * commit / n:.2f}%)")
+print(f"perf: RPC thread {per:.0f} ns CPU per mutation over the write phase: hooks {per * hooks / n:.0f} ns, "
+      f"of which inline commits {per * commit / n:.0f} ns")
+' "$per"
+}
+if [ -n "$cost" ]; then
+    printf "size\tnp\tmethod\trun\tmutations\twrite_s\trpc_thread_ns\tprocess_ns\n" >"$raw"
+    echo "PDC hooks cost bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
+    for size in $sizes; do
+        for np in $nps; do
+            for run in $(seq 1 "$runs"); do
+                if [ $((run % 2)) -eq 1 ]; then order="off store"; else order="store off"; fi
+                for method in $order; do
+                    cost_run "$size" "$np" "$method" "$run"
+                done
+            done
+        done
+    done
+    echo "raw results: $raw"
+    python3 - "$raw" <<'EOF3'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+print("\n| size | servers | runs | client write phase: off / store (s) | ratio store/off | RPC thread CPU per mutation: off / store (ns) | difference (ns) | server process CPU per mutation: off / store (ns) |")
+print("|---|---|---|---|---|---|---|---|")
+keys = []
+for r in rows:
+    if (r["size"], r["np"]) not in keys:
+        keys.append((r["size"], r["np"]))
+for size, np in keys:
+    rs = [r for r in rows if r["size"] == size and r["np"] == np]
+    med = lambda m, k: statistics.median([float(r[k]) for r in rs if r["method"] == m])
+    w0, w1 = med("off", "write_s"), med("store", "write_s")
+    t0, t1 = med("off", "rpc_thread_ns"), med("store", "rpc_thread_ns")
+    p0, p1 = med("off", "process_ns"), med("store", "process_ns")
+    nr = len([r for r in rs if r["method"] == "off"])
+    print(f"| {size} | {np} | {nr} | {w0:.2f} / {w1:.2f} | {w1 / w0:.3f} | {t0:.0f} / {t1:.0f} | {t1 - t0:.0f} | {p0:.0f} / {p1:.0f} |")
+EOF3
+    if [ -n "$perf" ]; then
+        for size in $sizes; do
+            echo "perf run, $size, 1 server, store:"
+            cost_perf "$size"
+        done
+    fi
     exit 0
 fi
 
