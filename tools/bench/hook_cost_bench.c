@@ -73,6 +73,8 @@ static double wall_ns(void)
 /* What PDC's server has in the pdc_metadata_t of an object bench-write
  * creates (PDCobj_create with a default property), as meta_to_ckpt copies
  * it. */
+static int32_t uid_g;
+
 static void obj_fill(struct ckpt_obj *o, uint64_t id, uint64_t cont_id, const char *name)
 {
     memset(o, 0, sizeof *o);
@@ -83,7 +85,7 @@ static void obj_fill(struct ckpt_obj *o, uint64_t id, uint64_t cont_id, const ch
     o->data_location = "";
     o->tags = "";
     o->time_step = 0;
-    o->user_id = (int32_t)getuid();
+    o->user_id = uid_g;
     o->data_type = PDC_UINT64_CODE;
     o->create_time = (int64_t)time(NULL);
     o->last_modified_time = o->create_time;
@@ -264,6 +266,7 @@ int main(int argc, char **argv)
 {
     const char *tmp = getenv("TMPDIR");
     struct cfg c = {10000, 100, 5, 1000, tmp && *tmp ? tmp : "/tmp"};
+    uid_g = (int32_t)getuid();
     for (int i = 1; i < argc; i++) {
         size_t *dst = NULL;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

@@ -46,11 +46,13 @@
 #   and divides by the mutations (N creates + N x T kvtag puts + 1
 #   container). PDC's server polls for RPCs, so these include the polling:
 #   their on - off difference is the hooks' cost only as far as the polling
-#   is alike. With --perf, one more store run samples the RPC thread for 8 s
-#   of the write phase (perf record, task-clock, DWARF call graphs) and
-#   prints the share of its CPU time inside the hooks (stacks through a
-#   PDC_ckpt_* call of the glue) and inside inline commits: that share times
-#   the thread's CPU per mutation is the hooks' handler time per mutation.
+#   is alike. With --perf, first a PDC_CKPT=off run and a store run each
+#   sample the RPC thread for 8 s of the write phase (perf record,
+#   task-clock, DWARF call graphs) and print the share of its CPU time in
+#   the write RPC handlers (stacks through metadata_add_kvtag_cb or
+#   gen_obj_id_cb), inside the hooks (through a PDC_ckpt_* call of the
+#   glue) and inside inline commits: a share times the thread's CPU per
+#   mutation is that part's time per mutation, without the polling.
 #   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5.
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
@@ -231,21 +233,21 @@ cost_run() { # size np method run
         "$(awk -v d=$((a1 - a0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')" |
         tee -a "$raw"
 }
-# cost_perf SIZE: one store run, its RPC thread sampled for 8 s of the write phase
+# cost_perf SIZE METHOD: one run, its RPC thread sampled for 8 s of the write phase
 cost_perf() {
-    local size=$1 n t tid muts hz m0 m1
+    local size=$1 method=$2 n t tid muts hz m0 m1
     n=${size%x*} t=${size#*x}
     muts=$((n * (t + 1) + 1))
     hz=$(getconf CLK_TCK)
     rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
-    unset PDC_CKPT
+    if [ "$method" = off ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
     pdc_start 1 "$PDC_WORK/server.log"
     tid=$(pdc_server_pids | head -n 1)
     m0=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
     pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 &
     local cpid=$!
     sleep 2
-    perf record -q -e task-clock -c 1000000 --call-graph dwarf,8192 -t "$tid" \
+    perf record -q -e task-clock -c 250000 --call-graph dwarf,8192 -t "$tid" \
         -o "$PDC_WORK/perf.data" -- sleep 8 >/dev/null 2>&1 ||
         { echo "FAIL: perf record"; wait "$cpid"; pdc_close; return 1; }
     wait "$cpid" || { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
@@ -253,18 +255,22 @@ cost_perf() {
     pdc_close
     local per
     per=$(awk -v d=$((m1 - m0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')
-    perf script -F ip,sym -i "$PDC_WORK/perf.data" 2>/dev/null | python3 -c '
+    perf script --no-inline -F ip,sym -i "$PDC_WORK/perf.data" 2>/dev/null | python3 -c '
 import sys
 per = float(sys.argv[1])
-n = hooks = commit = 0
+n = hooks = commit = handler = 0
 stack = []
+leaf = {}
 def flush():
-    global n, hooks, commit
+    global n, hooks, commit, handler
     if not stack:
         return
     n += 1
+    if "metadata_add_kvtag_cb" in stack or "gen_obj_id_cb" in stack:
+        handler += 1
     if any(f.startswith("PDC_ckpt_") for f in stack):
         hooks += 1
+        leaf[stack[0]] = leaf.get(stack[0], 0) + 1
         if "ckpt_commit_locked" in stack:
             commit += 1
 for line in sys.stdin:
@@ -278,15 +284,29 @@ for line in sys.stdin:
 flush()
 if n == 0:
     sys.exit("no samples")
-print(f"perf: {n} samples of the RPC thread (1 ms of CPU each); inside the hooks {100 * hooks / n:.2f}% "
-      f"(inline commits {100 * commit / n:.2f}%)")
-print(f"perf: RPC thread {per:.0f} ns CPU per mutation over the write phase: hooks {per * hooks / n:.0f} ns, "
-      f"of which inline commits {per * commit / n:.0f} ns")
+print(f"perf: {n} samples of the RPC thread (0.25 ms of CPU each); in the write RPC handlers "
+      f"(metadata_add_kvtag_cb, gen_obj_id_cb) {100 * handler / n:.2f}%, inside the hooks "
+      f"{100 * hooks / n:.2f}% (inline commits {100 * commit / n:.2f}%)")
+print(f"perf: RPC thread {per:.0f} ns CPU per mutation over the write phase: write handlers "
+      f"{per * handler / n:.0f} ns, hooks {per * hooks / n:.0f} ns, of which inline commits "
+      f"{per * commit / n:.0f} ns")
+top = sorted(leaf.items(), key=lambda x: -x[1])[:10]
+if hooks:
+    print("perf: where the hooks spend it (leaf functions, share of the hooks samples): " +
+          ", ".join(f"{k} {100 * v / hooks:.0f}%" for k, v in top))
 ' "$per"
 }
 if [ -n "$cost" ]; then
     printf "size\tnp\tmethod\trun\tmutations\twrite_s\trpc_thread_ns\tprocess_ns\n" >"$raw"
     echo "PDC hooks cost bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
+    if [ -n "$perf" ]; then
+        for size in $sizes; do
+            for method in off store; do
+                echo "perf run, $size, 1 server, $method:"
+                cost_perf "$size" "$method"
+            done
+        done
+    fi
     for size in $sizes; do
         for np in $nps; do
             for run in $(seq 1 "$runs"); do
@@ -316,12 +336,6 @@ for size, np in keys:
     nr = len([r for r in rs if r["method"] == "off"])
     print(f"| {size} | {np} | {nr} | {w0:.2f} / {w1:.2f} | {w1 / w0:.3f} | {t0:.0f} / {t1:.0f} | {t1 - t0:.0f} | {p0:.0f} / {p1:.0f} |")
 EOF3
-    if [ -n "$perf" ]; then
-        for size in $sizes; do
-            echo "perf run, $size, 1 server, store:"
-            cost_perf "$size"
-        done
-    fi
     exit 0
 fi
 
