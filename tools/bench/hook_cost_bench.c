@@ -15,7 +15,9 @@
  *   encode    thread CPU ns per record of the record encoders alone
  *             (ckpt_rec_obj_encode, ckpt_rec_kvtag_encode)
  *   stage     thread CPU ns per mutation of the hook calls with the commit
- *             policy off (encode, key, append to the batch)
+ *             policy off (encode, key, append to the batch); split into
+ *             create (ns per object create: new id and record) and
+ *             kvtag_put (ns per kvtag put)
  *   commit    thread CPU ns per mutation of ckpt_hooks_checkpoint called
  *             every K mutations (K: --commit-every, the policy's default)
  *   inline    thread CPU ns per mutation of the hook calls with the glue's
@@ -100,6 +102,7 @@ struct cfg {
 
 struct run {
     double stage_ns, commit_ns; /* thread CPU, whole run */
+    double create_ns;           /* thread CPU of the object creates (stage run) */
     double inline_ns, inline_proc_ns, inline_wall_ns, close_ns;
     size_t nmut;
 };
@@ -132,10 +135,22 @@ static int obj_create(ckpt_hooks *h, uint64_t cont_id, size_t i, uint64_t *id)
     return ckpt_hook_obj_create(h, &o);
 }
 
+/* Thread CPU ns of an empty thread_ns() bracket (median of 101). */
+static double bracket_ns(void)
+{
+    double v[101];
+    for (size_t i = 0; i < 101; i++) {
+        double t0 = thread_ns();
+        v[i] = thread_ns() - t0;
+    }
+    return bench_median(v, 101);
+}
+
 /* The workload; with every > 0, ckpt_hooks_checkpoint after each `every`
- * mutations, its thread CPU added to *commit_ns. */
+ * mutations, its thread CPU added to *commit_ns; with create_ns, the
+ * thread CPU of the object creates (new id and record) added there. */
 static int workload(ckpt_hooks *h, const struct cfg *c, size_t every, double *commit_ns,
-                    size_t *nmut)
+                    double *create_ns, size_t *nmut)
 {
     char tags[1000][8];
     size_t n = 0, ntags = c->ntags < 1000 ? c->ntags : 1000;
@@ -144,15 +159,18 @@ static int workload(ckpt_hooks *h, const struct cfg *c, size_t every, double *co
         snprintf(tags[j], sizeof tags[j], "t%zu", j);
     for (size_t i = 0; i < c->nobj; i++) {
         uint64_t id;
+        double t0 = create_ns ? thread_ns() : 0;
         if ((rc = obj_create(h, 1, i, &id)) != 0)
             return fail("object create", rc);
+        if (create_ns)
+            *create_ns += thread_ns() - t0;
         n++;
         for (size_t j = 0; j <= ntags; j++) {
             if (every && n % every == 0) {
-                double t0 = thread_ns();
+                double c0 = thread_ns();
                 if ((rc = ckpt_hooks_checkpoint(h)) != 0)
                     return fail("checkpoint", rc);
-                *commit_ns += thread_ns() - t0;
+                *commit_ns += thread_ns() - c0;
             }
             if (j == ntags)
                 break;
@@ -198,10 +216,15 @@ static int one_run(const struct cfg *c, struct run *r)
     /* stage and commit: the policy off, checkpoints every K mutations */
     if (open_store(&h, root, 1) != 0)
         return 1;
+    double br = bracket_ns();
     t0 = thread_ns();
-    if (workload(h, c, c->every, &r->commit_ns, &r->nmut) != 0)
+    if (workload(h, c, c->every, &r->commit_ns, &r->create_ns, &r->nmut) != 0)
         return 1;
-    r->stage_ns = thread_ns() - t0 - r->commit_ns;
+    /* each create and each checkpoint was bracketed: take the brackets out */
+    size_t nck = r->nmut / c->every;
+    r->stage_ns = thread_ns() - t0 - r->commit_ns - br * (double)(c->nobj + nck);
+    r->commit_ns -= br * (double)nck;
+    r->create_ns -= br * (double)c->nobj;
     if ((rc = ckpt_hooks_close(h)) != 0)
         return fail("close", rc);
     ckpt_store_wait_closed();
@@ -216,7 +239,7 @@ static int one_run(const struct cfg *c, struct run *r)
     t0 = thread_ns();
     p0 = process_ns();
     w0 = wall_ns();
-    if (workload(h, c, 0, &unused, &n) != 0)
+    if (workload(h, c, 0, &unused, NULL, &n) != 0)
         return 1;
     r->inline_ns = thread_ns() - t0;
     r->inline_proc_ns = process_ns() - p0;
@@ -301,18 +324,18 @@ int main(int argc, char **argv)
         i++;
     }
 
-    double *v = calloc(8 * c.runs, sizeof *v);
+    double *v = calloc(10 * c.runs, sizeof *v);
     if (v == NULL)
         return 1;
     double *enc_o = v, *enc_k = v + c.runs, *stage = v + 2 * c.runs, *commit = v + 3 * c.runs;
     double *inl = v + 4 * c.runs, *proc = v + 5 * c.runs, *wall = v + 6 * c.runs,
-           *close_ms = v + 7 * c.runs;
+           *close_ms = v + 7 * c.runs, *create = v + 8 * c.runs, *kvput = v + 9 * c.runs;
     size_t nmut = 0;
     printf("hook-cost-bench: %zu objects x %zu kvtags, %zu runs, commit every %zu for the commit "
            "phase\n",
            c.nobj, c.ntags, c.runs, c.every);
-    printf("run\tencode_obj_ns\tencode_kvtag_ns\tstage_ns\tcommit_ns\tinline_ns\tprocess_ns\t"
-           "inline_wall_ns\tclose_ms\n");
+    printf("run\tencode_obj_ns\tencode_kvtag_ns\tcreate_ns\tkvtag_put_ns\tstage_ns\tcommit_ns\t"
+           "inline_ns\tprocess_ns\tinline_wall_ns\tclose_ms\n");
     for (size_t r = 0; r < c.runs; r++) {
         struct run x;
         encode_cost(1000000, &enc_o[r], &enc_k[r]);
@@ -328,15 +351,19 @@ int main(int argc, char **argv)
         proc[r] = x.inline_proc_ns / m;
         wall[r] = x.inline_wall_ns / m;
         close_ms[r] = x.close_ns / 1e6;
-        printf("%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r + 1, enc_o[r], enc_k[r],
-               stage[r], commit[r], inl[r], proc[r], wall[r], close_ms[r]);
+        create[r] = x.create_ns / (double)c.nobj;
+        kvput[r] = (x.stage_ns - x.create_ns) / (double)(x.nmut - c.nobj);
+        printf("%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r + 1, enc_o[r],
+               enc_k[r], create[r], kvput[r], stage[r], commit[r], inl[r], proc[r], wall[r],
+               close_ms[r]);
         fflush(stdout);
     }
     printf("hook-cost: mutations=%zu runs=%zu encode_obj_ns=%.1f encode_kvtag_ns=%.1f "
-           "stage_ns=%.1f commit_ns=%.1f inline_ns=%.1f process_ns=%.1f inline_wall_ns=%.1f "
-           "close_ms=%.1f (medians; ns per mutation unless said)\n",
+           "create_ns=%.1f kvtag_put_ns=%.1f stage_ns=%.1f commit_ns=%.1f inline_ns=%.1f "
+           "process_ns=%.1f inline_wall_ns=%.1f close_ms=%.1f (medians; ns per mutation unless "
+           "said)\n",
            nmut, c.runs, bench_median(enc_o, c.runs), bench_median(enc_k, c.runs),
-           bench_median(stage, c.runs), bench_median(commit, c.runs), bench_median(inl, c.runs),
+           bench_median(create, c.runs), bench_median(kvput, c.runs), bench_median(stage, c.runs), bench_median(commit, c.runs), bench_median(inl, c.runs),
            bench_median(proc, c.runs), bench_median(wall, c.runs), bench_median(close_ms, c.runs));
     free(v);
     return 0;
