@@ -47,12 +47,11 @@
 #   container). PDC's server polls for RPCs, so these include the polling:
 #   their on - off difference is the hooks' cost only as far as the polling
 #   is alike. With --perf, first a PDC_CKPT=off run and a store run each
-#   sample the RPC thread for 8 s of the write phase (perf record,
-#   task-clock, DWARF call graphs) and print the share of its CPU time in
-#   the write RPC handlers (stacks through metadata_add_kvtag_cb or
-#   gen_obj_id_cb), inside the hooks (through a PDC_ckpt_* call of the
-#   glue) and inside inline commits: a share times the thread's CPU per
-#   mutation is that part's time per mutation, without the polling.
+#   sample the RPC thread over the write phase (perf record, task-clock, a
+#   sample per ms of its CPU, DWARF call graphs) and print its CPU time per
+#   mutation in the write RPC handlers (stacks through metadata_add_kvtag_cb
+#   or gen_obj_id_cb), inside the hooks (through a PDC_ckpt_* call of the
+#   glue) and inside inline commits: the handlers' time without the polling.
 #   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5.
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
@@ -233,9 +232,10 @@ cost_run() { # size np method run
         "$(awk -v d=$((a1 - a0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')" |
         tee -a "$raw"
 }
-# cost_perf SIZE METHOD: one run, its RPC thread sampled for 8 s of the write phase
+# cost_perf SIZE METHOD: one run, its RPC thread sampled over the whole
+# write phase (a sample per ms of its CPU time)
 cost_perf() {
-    local size=$1 method=$2 n t tid muts hz m0 m1
+    local size=$1 method=$2 n t tid muts hz m0 m1 perf_pid
     n=${size%x*} t=${size#*x}
     muts=$((n * (t + 1) + 1))
     hz=$(getconf CLK_TCK)
@@ -243,21 +243,23 @@ cost_perf() {
     if [ "$method" = off ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
     pdc_start 1 "$PDC_WORK/server.log"
     tid=$(pdc_server_pids | head -n 1)
+    perf record -q -e task-clock -c 1000000 --call-graph dwarf,8192 -t "$tid" \
+        -o "$PDC_WORK/perf.data" >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 1 # attached
     m0=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
-    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 &
-    local cpid=$!
-    sleep 2
-    perf record -q -e task-clock -c 250000 --call-graph dwarf,8192 -t "$tid" \
-        -o "$PDC_WORK/perf.data" -- sleep 8 >/dev/null 2>&1 ||
-        { echo "FAIL: perf record"; wait "$cpid"; pdc_close; return 1; }
-    wait "$cpid" || { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+        { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; kill -INT "$perf_pid"; exit 1; }
     m1=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
     pdc_close
     local per
     per=$(awk -v d=$((m1 - m0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')
     perf script --no-inline -F ip,sym -i "$PDC_WORK/perf.data" 2>/dev/null | python3 -c '
 import sys
-per = float(sys.argv[1])
+per, muts = float(sys.argv[1]), int(sys.argv[2])
+ns = 1e6 / muts # one sample: 1 ms of CPU of the thread, per mutation
 n = hooks = commit = handler = 0
 stack = []
 leaf = {}
@@ -284,17 +286,15 @@ for line in sys.stdin:
 flush()
 if n == 0:
     sys.exit("no samples")
-print(f"perf: {n} samples of the RPC thread (0.25 ms of CPU each); in the write RPC handlers "
-      f"(metadata_add_kvtag_cb, gen_obj_id_cb) {100 * handler / n:.2f}%, inside the hooks "
-      f"{100 * hooks / n:.2f}% (inline commits {100 * commit / n:.2f}%)")
-print(f"perf: RPC thread {per:.0f} ns CPU per mutation over the write phase: write handlers "
-      f"{per * handler / n:.0f} ns, hooks {per * hooks / n:.0f} ns, of which inline commits "
-      f"{per * commit / n:.0f} ns")
+print(f"perf: {n} samples of the RPC thread (1 ms of CPU each) over the write phase; RPC thread "
+      f"{per:.0f} ns CPU per mutation (/proc), of which in the write RPC handlers (stacks through "
+      f"metadata_add_kvtag_cb or gen_obj_id_cb) {handler * ns:.0f} ns, inside the hooks (through "
+      f"PDC_ckpt_*) {hooks * ns:.0f} ns, inline commits {commit * ns:.0f} ns")
 top = sorted(leaf.items(), key=lambda x: -x[1])[:10]
 if hooks:
     print("perf: where the hooks spend it (leaf functions, share of the hooks samples): " +
           ", ".join(f"{k} {100 * v / hooks:.0f}%" for k, v in top))
-' "$per"
+' "$per" "$muts"
 }
 if [ -n "$cost" ]; then
     printf "size\tnp\tmethod\trun\tmutations\twrite_s\trpc_thread_ns\tprocess_ns\n" >"$raw"
