@@ -92,6 +92,33 @@ for size, np in keys:
 EOF
 }
 
+# each_run FN ARGS...: FN ARGS... SIZE NP RUN for every size, server count
+# and run
+each_run() {
+    local size np run
+    for size in $sizes; do
+        for np in $nps; do
+            for run in $(seq 1 "$runs"); do
+                "$@" "$size" "$np" "$run"
+            done
+        done
+    done
+}
+
+# raw_table RAW: the python3 code on stdin prints a Markdown table of RAW's
+# rows: it finds them grouped by size and server count in `groups` ((size,
+# np, rows) in the order first seen), and prints the head with head(COLUMN...)
+raw_table() {
+    python3 -c 'import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+groups = [(k[0], k[1], [r for r in rows if (r["size"], r["np"]) == k])
+          for k in dict.fromkeys((r["size"], r["np"]) for r in rows)]
+def head(*cols):
+    print("\n| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+exec(sys.stdin.read())' "$1"
+}
+
 # DART (IDIOMS): first search after a map restart against warm
 if [ "${1:-}" = dart ]; then
     shift
@@ -172,25 +199,12 @@ query_run() { # size np run
 if [ -n "$qclient" ]; then
     printf "size\tnp\trun\twarm_first_ms\twarm_rest_ms\tmap_first_ms\tmap_rest_ms\tserver_index_ms\n" >"$raw"
     echo "PDC query bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
-    for size in $sizes; do
-        for np in $nps; do
-            for run in $(seq 1 "$runs"); do
-                query_run "$size" "$np" "$run"
-            done
-        done
-    done
+    each_run query_run
     echo "raw results: $raw"
-    python3 - "$raw" <<'EOF2'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("\n| size | servers | runs | warm: first / rest (ms) | after map restart: first / rest (ms) | server, tag index (ms) | first after restart / first warm | target 2 x warm + 5 ms |")
-print("|---|---|---|---|---|---|---|---|")
-keys = []
-for r in rows:
-    if (r["size"], r["np"]) not in keys:
-        keys.append((r["size"], r["np"]))
-for size, np in keys:
-    rs = [r for r in rows if r["size"] == size and r["np"] == np]
+    raw_table "$raw" <<'EOF2'
+head("size", "servers", "runs", "warm: first / rest (ms)", "after map restart: first / rest (ms)",
+     "server, tag index (ms)", "first after restart / first warm", "target 2 x warm + 5 ms")
+for size, np, rs in groups:
     med = lambda k: statistics.median([float(r[k]) for r in rs if r[k]] or [float("nan")])
     wf, wr, mf, mr = med("warm_first_ms"), med("warm_rest_ms"), med("map_first_ms"), med("map_rest_ms")
     # no "tag index" line: a server that faults everything in instead
@@ -296,6 +310,14 @@ if hooks:
           ", ".join(f"{k} {100 * v / hooks:.0f}%" for k, v in top))
 ' "$per" "$muts"
 }
+# cost_pair SIZE NP RUN: the two methods, the order swapping every run
+cost_pair() {
+    local order="off store" method
+    [ $(($3 % 2)) -eq 1 ] || order="store off"
+    for method in $order; do
+        cost_run "$1" "$2" "$method" "$3"
+    done
+}
 if [ -n "$cost" ]; then
     printf "size\tnp\tmethod\trun\tmutations\twrite_s\trpc_thread_ns\tprocess_ns\n" >"$raw"
     echo "PDC hooks cost bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
@@ -307,28 +329,13 @@ if [ -n "$cost" ]; then
             done
         done
     fi
-    for size in $sizes; do
-        for np in $nps; do
-            for run in $(seq 1 "$runs"); do
-                if [ $((run % 2)) -eq 1 ]; then order="off store"; else order="store off"; fi
-                for method in $order; do
-                    cost_run "$size" "$np" "$method" "$run"
-                done
-            done
-        done
-    done
+    each_run cost_pair
     echo "raw results: $raw"
-    python3 - "$raw" <<'EOF3'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("\n| size | servers | runs | client write phase: off / store (s) | ratio store/off | RPC thread CPU per mutation: off / store (ns) | difference (ns) | server process CPU per mutation: off / store (ns) |")
-print("|---|---|---|---|---|---|---|---|")
-keys = []
-for r in rows:
-    if (r["size"], r["np"]) not in keys:
-        keys.append((r["size"], r["np"]))
-for size, np in keys:
-    rs = [r for r in rows if r["size"] == size and r["np"] == np]
+    raw_table "$raw" <<'EOF3'
+head("size", "servers", "runs", "client write phase: off / store (s)", "ratio store/off",
+     "RPC thread CPU per mutation: off / store (ns)", "difference (ns)",
+     "server process CPU per mutation: off / store (ns)")
+for size, np, rs in groups:
     med = lambda m, k: statistics.median([float(r[k]) for r in rs if r["method"] == m])
     w0, w1 = med("off", "write_s"), med("store", "write_s")
     t0, t1 = med("off", "rpc_thread_ns"), med("store", "rpc_thread_ns")
@@ -377,16 +384,14 @@ one_run() { # size np method run
 }
 
 echo "PDC bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
-for size in $sizes; do
-    for np in $nps; do
-        # the two methods alternate inside each repetition, so drift in the
-        # machine's load hits both alike
-        for run in $(seq 1 "$runs"); do
-            for method in fwrite store; do
-                one_run "$size" "$np" "$method" "$run"
-            done
-        done
+# the two methods alternate inside each repetition, so drift in the
+# machine's load hits both alike
+both_methods() { # size np run
+    local method
+    for method in fwrite store; do
+        one_run "$1" "$2" "$method" "$3"
     done
-done
+}
+each_run both_methods
 echo "raw results: $raw"
 print_table "$raw"
