@@ -27,6 +27,9 @@
  *             calling thread, so this is what PDC's RPC thread pays
  *   process   the inline phase's process CPU (every thread, with the
  *             store's background thread) per mutation
+ *   waits     how often the calling thread blocked in the inline phase
+ *             (voluntary context switches per 1000 mutations: the store's
+ *             mutex held by its background thread, or a commit's I/O)
  *   close     ms of ckpt_hooks_close after the inline phase (the last
  *             commit and the sync)
  * The stage and commit phases share a run; the inline phase is a run of its
@@ -63,6 +66,14 @@ static double process_ns(void)
     getrusage(RUSAGE_SELF, &ru);
     return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
            ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* Times the calling thread blocked so far (waited for a lock or for I/O). */
+static double thread_waits(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return (double)ru.ru_nvcsw;
 }
 
 static double wall_ns(void)
@@ -104,6 +115,7 @@ struct run {
     double stage_ns, commit_ns; /* thread CPU, whole run */
     double create_ns;           /* thread CPU of the object creates (stage run) */
     double inline_ns, inline_proc_ns, inline_wall_ns, close_ns;
+    double inline_waits; /* the thread blocked (voluntary context switches) */
     size_t nmut;
 };
 
@@ -206,7 +218,7 @@ static int one_run(const struct cfg *c, struct run *r)
 {
     char root[4096];
     ckpt_hooks *h;
-    double t0, p0, w0;
+    double t0, p0, w0, b0;
     int rc;
     memset(r, 0, sizeof *r);
     snprintf(root, sizeof root, "%s/hook-cost-bench.%ld", c->dir, (long)getpid());
@@ -239,8 +251,10 @@ static int one_run(const struct cfg *c, struct run *r)
     t0 = thread_ns();
     p0 = process_ns();
     w0 = wall_ns();
+    b0 = thread_waits();
     if (workload(h, c, 0, &unused, NULL, &n) != 0)
         return 1;
+    r->inline_waits = thread_waits() - b0;
     r->inline_ns = thread_ns() - t0;
     r->inline_proc_ns = process_ns() - p0;
     r->inline_wall_ns = wall_ns() - w0;
@@ -324,18 +338,19 @@ int main(int argc, char **argv)
         i++;
     }
 
-    double *v = calloc(10 * c.runs, sizeof *v);
+    double *v = calloc(11 * c.runs, sizeof *v);
     if (v == NULL)
         return 1;
     double *enc_o = v, *enc_k = v + c.runs, *stage = v + 2 * c.runs, *commit = v + 3 * c.runs;
     double *inl = v + 4 * c.runs, *proc = v + 5 * c.runs, *wall = v + 6 * c.runs,
-           *close_ms = v + 7 * c.runs, *create = v + 8 * c.runs, *kvput = v + 9 * c.runs;
+           *close_ms = v + 7 * c.runs, *create = v + 8 * c.runs, *kvput = v + 9 * c.runs,
+           *waits = v + 10 * c.runs;
     size_t nmut = 0;
     printf("hook-cost-bench: %zu objects x %zu kvtags, %zu runs, commit every %zu for the commit "
            "phase\n",
            c.nobj, c.ntags, c.runs, c.every);
     printf("run\tencode_obj_ns\tencode_kvtag_ns\tcreate_ns\tkvtag_put_ns\tstage_ns\tcommit_ns\t"
-           "inline_ns\tprocess_ns\tinline_wall_ns\tclose_ms\n");
+           "inline_ns\tprocess_ns\tinline_wall_ns\tinline_waits_per_1k\tclose_ms\n");
     for (size_t r = 0; r < c.runs; r++) {
         struct run x;
         encode_cost(1000000, &enc_o[r], &enc_k[r]);
@@ -353,18 +368,20 @@ int main(int argc, char **argv)
         close_ms[r] = x.close_ns / 1e6;
         create[r] = x.create_ns / (double)c.nobj;
         kvput[r] = (x.stage_ns - x.create_ns) / (double)(x.nmut - c.nobj);
-        printf("%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r + 1, enc_o[r],
-               enc_k[r], create[r], kvput[r], stage[r], commit[r], inl[r], proc[r], wall[r],
-               close_ms[r]);
+        waits[r] = x.inline_waits * 1000 / m;
+        printf("%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\n", r + 1,
+               enc_o[r], enc_k[r], create[r], kvput[r], stage[r], commit[r], inl[r], proc[r],
+               wall[r], waits[r], close_ms[r]);
         fflush(stdout);
     }
     printf("hook-cost: mutations=%zu runs=%zu encode_obj_ns=%.1f encode_kvtag_ns=%.1f "
            "create_ns=%.1f kvtag_put_ns=%.1f stage_ns=%.1f commit_ns=%.1f inline_ns=%.1f "
-           "process_ns=%.1f inline_wall_ns=%.1f close_ms=%.1f (medians; ns per mutation unless "
-           "said)\n",
+           "process_ns=%.1f inline_wall_ns=%.1f inline_waits_per_1k=%.2f close_ms=%.1f (medians; "
+           "ns per mutation unless said)\n",
            nmut, c.runs, bench_median(enc_o, c.runs), bench_median(enc_k, c.runs),
            bench_median(create, c.runs), bench_median(kvput, c.runs), bench_median(stage, c.runs), bench_median(commit, c.runs), bench_median(inl, c.runs),
-           bench_median(proc, c.runs), bench_median(wall, c.runs), bench_median(close_ms, c.runs));
+           bench_median(proc, c.runs), bench_median(wall, c.runs), bench_median(waits, c.runs),
+           bench_median(close_ms, c.runs));
     free(v);
     return 0;
 }
