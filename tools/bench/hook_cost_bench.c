@@ -27,6 +27,7 @@
  *             calling thread, so this is what PDC's RPC thread pays
  *   process   the inline phase's process CPU (every thread, with the
  *             store's background thread) per mutation
+ *   wall      the inline phase's wall time per mutation
  *   waits     how often the calling thread blocked in the inline phase
  *             (voluntary context switches per 1000 mutations: the store's
  *             mutex held by its background thread, or a commit's I/O)
@@ -39,8 +40,7 @@
  *                        [--commit-every K] [--dir DIR]
  * Defaults: 10000 objects, 100 tags, 5 runs, K 1000, DIR $TMPDIR or /tmp.
  */
-#define _GNU_SOURCE
-#include <errno.h>
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "ckpt_fs.h"
 #include "ckpt_hooks.h"
 
 #define PDC_UINT64_CODE 12 /* PDC's pdc_var_type_t PDC_UINT64 */
@@ -129,9 +130,10 @@ static int fail(const char *what, int rc)
 
 static int rm_store(const char *root)
 {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
+    int e = ckpt_fs_rmtree(root);
+    if (e != 0)
+        fprintf(stderr, "hook-cost-bench: removing %s: %s\n", root, strerror(e));
+    return e ? -1 : 0;
 }
 
 /* One object as the glue logs its create: a new id, then the record. */
