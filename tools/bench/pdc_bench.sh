@@ -52,7 +52,8 @@
 #   mutation in the write RPC handlers (stacks through metadata_add_kvtag_cb
 #   or gen_obj_id_cb), inside the hooks (through a PDC_ckpt_* call of the
 #   glue) and inside inline commits: the handlers' time without the polling.
-#   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5.
+#   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5 (--runs 0
+#   --perf: the two perf runs only).
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
 set -euo pipefail
