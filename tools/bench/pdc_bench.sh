@@ -34,6 +34,26 @@
 #   first after restart / first warm; each first includes the client's first
 #   RPC to the server, both alike). Defaults with --query: --sizes
 #   "20000x4 10000x100" --np 1.
+#
+# usage: tools/bench/pdc_bench.sh PREFIX CLIENT --cost [--runs R]
+#        [--sizes "10000x100"] [--np 1] [--raw FILE] [--perf]
+#   the hooks' cost on PDC's write path (docs/BENCHMARKS.md, "Cost on PDC's
+#   write path"). Per run, PDC_CKPT=off and the store alternate (the order
+#   swaps every run): fresh server(s), bench-write N x T, close. Over the
+#   write phase (from "Server ready" to the client's exit) it reads the CPU
+#   time (utime + stime, /proc) of the servers' RPC thread (the main thread:
+#   PDC's default build runs every handler there) and of the whole process,
+#   and divides by the mutations (N creates + N x T kvtag puts + 1
+#   container). PDC's server polls for RPCs, so these include the polling:
+#   their on - off difference is the hooks' cost only as far as the polling
+#   is alike. With --perf, first a PDC_CKPT=off run and a store run each
+#   sample the RPC thread over the write phase (perf record, task-clock, a
+#   sample per ms of its CPU, DWARF call graphs) and print its CPU time per
+#   mutation in the write RPC handlers (stacks through metadata_add_kvtag_cb
+#   or gen_obj_id_cb), inside the hooks (through a PDC_ckpt_* call of the
+#   glue) and inside inline commits: the handlers' time without the polling.
+#   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5 (--runs 0
+#   --perf: the two perf runs only).
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
 set -euo pipefail
@@ -73,6 +93,33 @@ for size, np in keys:
 EOF
 }
 
+# each_run FN ARGS...: FN ARGS... SIZE NP RUN for every size, server count
+# and run
+each_run() {
+    local size np run
+    for size in $sizes; do
+        for np in $nps; do
+            for run in $(seq 1 "$runs"); do
+                "$@" "$size" "$np" "$run"
+            done
+        done
+    done
+}
+
+# raw_table RAW: the python3 code on stdin prints a Markdown table of RAW's
+# rows: it finds them grouped by size and server count in `groups` ((size,
+# np, rows) in the order first seen), and prints the head with head(COLUMN...)
+raw_table() {
+    python3 -c 'import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+groups = [(k[0], k[1], [r for r in rows if (r["size"], r["np"]) == k])
+          for k in dict.fromkeys((r["size"], r["np"]) for r in rows)]
+def head(*cols):
+    print("\n| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+exec(sys.stdin.read())' "$1"
+}
+
 # DART (IDIOMS): first search after a map restart against warm
 if [ "${1:-}" = dart ]; then
     shift
@@ -97,9 +144,11 @@ prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [
 client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
 client=$(realpath "$client")
 shift 2
-runs=3 sizes='' nps='' raw='' qclient=''
+runs='' sizes='' nps='' raw='' qclient='' cost='' perf=''
 while [ $# -gt 0 ]; do
     case "$1" in
+    --cost) cost=1; shift; continue ;;
+    --perf) perf=1; shift; continue ;;
     --runs) runs=$2 ;;
     --sizes) sizes=$2 ;;
     --np) nps=$2 ;;
@@ -109,11 +158,14 @@ while [ $# -gt 0 ]; do
     esac
     shift 2
 done
-if [ -n "$qclient" ]; then
+if [ -n "$cost" ]; then
+    sizes=${sizes:-"10000x100"} nps=${nps:-1} runs=${runs:-5}
+elif [ -n "$qclient" ]; then
     sizes=${sizes:-"20000x4 10000x100"} nps=${nps:-1}
 else
     sizes=${sizes:-"1000x10 10000x100 100000x10"} nps=${nps:-"1 2"}
 fi
+runs=${runs:-3}
 pdc_setup "$prefix"
 unset PDC_CKPT_RESTART PDC_CKPT_DIR PDC_CKPT_SYNC PDC_CKPT
 [ -n "$raw" ] || raw=$PWD/pdc_bench-$(date +%Y%m%d-%H%M%S).tsv
@@ -148,25 +200,12 @@ query_run() { # size np run
 if [ -n "$qclient" ]; then
     printf "size\tnp\trun\twarm_first_ms\twarm_rest_ms\tmap_first_ms\tmap_rest_ms\tserver_index_ms\n" >"$raw"
     echo "PDC query bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
-    for size in $sizes; do
-        for np in $nps; do
-            for run in $(seq 1 "$runs"); do
-                query_run "$size" "$np" "$run"
-            done
-        done
-    done
+    each_run query_run
     echo "raw results: $raw"
-    python3 - "$raw" <<'EOF2'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("\n| size | servers | runs | warm: first / rest (ms) | after map restart: first / rest (ms) | server, tag index (ms) | first after restart / first warm | target 2 x warm + 5 ms |")
-print("|---|---|---|---|---|---|---|---|")
-keys = []
-for r in rows:
-    if (r["size"], r["np"]) not in keys:
-        keys.append((r["size"], r["np"]))
-for size, np in keys:
-    rs = [r for r in rows if r["size"] == size and r["np"] == np]
+    raw_table "$raw" <<'EOF2'
+head("size", "servers", "runs", "warm: first / rest (ms)", "after map restart: first / rest (ms)",
+     "server, tag index (ms)", "first after restart / first warm", "target 2 x warm + 5 ms")
+for size, np, rs in groups:
     med = lambda k: statistics.median([float(r[k]) for r in rs if r[k]] or [float("nan")])
     wf, wr, mf, mr = med("warm_first_ms"), med("warm_rest_ms"), med("map_first_ms"), med("map_rest_ms")
     # no "tag index" line: a server that faults everything in instead
@@ -174,6 +213,140 @@ for size, np in keys:
     ok = "met" if mf <= 2 * wf + 5 else "missed"
     print(f"| {size} | {np} | {len(rs)} | {wf:.2f} / {wr:.2f} | {mf:.2f} / {mr:.2f} | {si:.2f} | {mf / wf:.2f} | {ok} |")
 EOF2
+    exit 0
+fi
+
+# ---- --cost: the hooks' CPU time per mutation on the RPC thread ----
+# server_ticks: "RPC-thread process" utime + stime (clock ticks), summed
+# over the server ranks (the RPC thread is the main thread, tid = pid)
+server_ticks() {
+    local p m=0 a=0 v
+    for p in $(pdc_server_pids); do
+        v=$(awk '{ print $14 + $15 }' "/proc/$p/task/$p/stat") && m=$((m + v))
+        v=$(awk '{ print $14 + $15 }' "/proc/$p/stat") && a=$((a + v))
+    done
+    echo "$m $a"
+}
+cost_run() { # size np method run
+    local size=$1 np=$2 method=$3 run=$4 n t hz m0 a0 m1 a1 w tot muts
+    n=${size%x*} t=${size#*x}
+    muts=$((n * (t + 1) + 1))
+    hz=$(getconf CLK_TCK)
+    rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
+    if [ "$method" = off ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
+    pdc_start "$np" "$PDC_WORK/server.log"
+    read -r m0 a0 <<<"$(server_ticks)"
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+        { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+    read -r m1 a1 <<<"$(server_ticks)"
+    pdc_close
+    w=$(grep '^bench-write:' "$PDC_WORK/write.out")
+    tot=$(sed -n 's/.*total_s=\([0-9.]*\).*/\1/p' <<<"$w")
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$np" "$method" "$run" "$muts" "$tot" \
+        "$(awk -v d=$((m1 - m0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')" \
+        "$(awk -v d=$((a1 - a0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')" |
+        tee -a "$raw"
+}
+# cost_perf SIZE METHOD: one run, its RPC thread sampled over the whole
+# write phase (a sample per ms of its CPU time)
+cost_perf() {
+    local size=$1 method=$2 n t tid muts hz m0 m1 perf_pid
+    n=${size%x*} t=${size#*x}
+    muts=$((n * (t + 1) + 1))
+    hz=$(getconf CLK_TCK)
+    rm -rf "$PDC_WORK/pdc_tmp" "$PDC_WORK/pdc_data"
+    if [ "$method" = off ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
+    pdc_start 1 "$PDC_WORK/server.log"
+    tid=$(pdc_server_pids | head -n 1)
+    perf record -q -e task-clock -c 1000000 --call-graph dwarf,8192 -t "$tid" \
+        -o "$PDC_WORK/perf.data" >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 1 # attached
+    m0=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
+    pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+        { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; kill -INT "$perf_pid"; exit 1; }
+    m1=$(awk '{ print $14 + $15 }' "/proc/$tid/task/$tid/stat")
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+    pdc_close
+    local per
+    per=$(awk -v d=$((m1 - m0)) -v hz="$hz" -v n="$muts" 'BEGIN { printf "%.0f", d / hz * 1e9 / n }')
+    perf script --no-inline -F ip,sym -i "$PDC_WORK/perf.data" 2>/dev/null | python3 -c '
+import sys
+per, muts = float(sys.argv[1]), int(sys.argv[2])
+ns = 1e6 / muts # one sample: 1 ms of CPU of the thread, per mutation
+n = hooks = commit = handler = 0
+stack = []
+leaf = {}
+def flush():
+    global n, hooks, commit, handler
+    if not stack:
+        return
+    n += 1
+    if "metadata_add_kvtag_cb" in stack or "gen_obj_id_cb" in stack:
+        handler += 1
+    if any(f.startswith("PDC_ckpt_") for f in stack):
+        hooks += 1
+        leaf[stack[0]] = leaf.get(stack[0], 0) + 1
+        if "ckpt_commit_locked" in stack:
+            commit += 1
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        flush()
+        stack = []
+    else:
+        f = line.split()
+        stack.append(f[1] if len(f) > 1 else "")
+flush()
+if n == 0:
+    sys.exit("no samples")
+print(f"perf: {n} samples of the RPC thread (1 ms of CPU each) over the write phase; RPC thread "
+      f"{per:.0f} ns CPU per mutation (/proc), of which in the write RPC handlers (stacks through "
+      f"metadata_add_kvtag_cb or gen_obj_id_cb) {handler * ns:.0f} ns, inside the hooks (through "
+      f"PDC_ckpt_*) {hooks * ns:.0f} ns, inline commits {commit * ns:.0f} ns")
+top = sorted(leaf.items(), key=lambda x: -x[1])[:10]
+if hooks:
+    print("perf: where the hooks spend it (leaf functions, share of the hooks samples): " +
+          ", ".join(f"{k} {100 * v / hooks:.0f}%" for k, v in top))
+' "$per" "$muts"
+}
+# cost_pair SIZE NP RUN: the two methods, the order swapping every run
+cost_pair() {
+    local order="off store" method
+    [ $(($3 % 2)) -eq 1 ] || order="store off"
+    for method in $order; do
+        cost_run "$1" "$2" "$method" "$3"
+    done
+}
+if [ -n "$cost" ]; then
+    printf "size\tnp\tmethod\trun\tmutations\twrite_s\trpc_thread_ns\tprocess_ns\n" >"$raw"
+    echo "PDC hooks cost bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
+    if [ -n "$perf" ]; then
+        for size in $sizes; do
+            for method in off store; do
+                echo "perf run, $size, 1 server, $method:"
+                cost_perf "$size" "$method"
+            done
+        done
+    fi
+    each_run cost_pair
+    echo "raw results: $raw"
+    raw_table "$raw" <<'EOF3'
+head("size", "servers", "runs", "client write phase: off / store (s)",
+     "ratio store/off (of the medians; median of each run's)",
+     "RPC thread CPU per mutation: off / store (ns)", "difference (ns)",
+     "server process CPU per mutation: off / store (ns)")
+for size, np, rs in groups:
+    med = lambda m, k: statistics.median([float(r[k]) for r in rs if r["method"] == m])
+    w0, w1 = med("off", "write_s"), med("store", "write_s")
+    w = {(r["method"], r["run"]): float(r["write_s"]) for r in rs}
+    pair = statistics.median([w["store", run] / w["off", run] for m, run in w if m == "off"])
+    t0, t1 = med("off", "rpc_thread_ns"), med("store", "rpc_thread_ns")
+    p0, p1 = med("off", "process_ns"), med("store", "process_ns")
+    nr = len([r for r in rs if r["method"] == "off"])
+    print(f"| {size} | {np} | {nr} | {w0:.2f} / {w1:.2f} | {w1 / w0:.3f}; {pair:.3f} | {t0:.0f} / {t1:.0f} | {t1 - t0:.0f} | {p0:.0f} / {p1:.0f} |")
+EOF3
     exit 0
 fi
 
@@ -215,16 +388,14 @@ one_run() { # size np method run
 }
 
 echo "PDC bench: sizes [$sizes], servers [$nps], $runs runs, prefix $prefix"
-for size in $sizes; do
-    for np in $nps; do
-        # the two methods alternate inside each repetition, so drift in the
-        # machine's load hits both alike
-        for run in $(seq 1 "$runs"); do
-            for method in fwrite store; do
-                one_run "$size" "$np" "$method" "$run"
-            done
-        done
+# the two methods alternate inside each repetition, so drift in the
+# machine's load hits both alike
+both_methods() { # size np run
+    local method
+    for method in fwrite store; do
+        one_run "$1" "$2" "$method" "$3"
     done
-done
+}
+each_run both_methods
 echo "raw results: $raw"
 print_table "$raw"
