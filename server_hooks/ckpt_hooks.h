@@ -356,6 +356,13 @@ typedef int (*ckpt_dart_cb)(const struct ckpt_dart_entry *e, void *payload);
 CKPT_API int ckpt_hooks_foreach_dart(ckpt_hooks_read *r, ckpt_dart_cb cb, void *payload);
 
 /* ---- record codecs (BULKI), shared with the tools ---- */
+/* The index keys of a stored object (CKPT_DB_OBJ: obj_name, time_step,
+ * cont_id), container (CKPT_DB_CONT: cont_name) or kvtag record
+ * (CKPT_DB_KVTAG: its name when long, else NULL): the ckpt_rec_keys_fn the
+ * hooks give the store (ckpt_store_opts.rec_keys). Whoever opens a store
+ * holding the hooks' records with ckpt_store_open (tools, tests) sets it
+ * too. CKPT_E_RECORD if the record does not decode. */
+CKPT_API int ckpt_rec_keys(struct ckpt_rec_keys *keys, int db, const void *rec, size_t len);
 /* Encoded length of a record, then encode into buf (cap >= that length). */
 CKPT_API int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
 CKPT_API int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);

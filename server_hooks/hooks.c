@@ -97,6 +97,7 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.tagidx_merge = o->tagidx_merge;
     so.no_powerloss_guard = o->no_powerloss_guard;
     so.map_size = o->map_size;
+    so.rec_keys = ckpt_rec_keys;
     so.readonly = readonly;
     so.create = !readonly && create;
     if ((h = calloc(1, sizeof *h)) == NULL)

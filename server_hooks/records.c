@@ -280,6 +280,44 @@ int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t 
     return r.rc;
 }
 
+/* ---- what the store's indexes need of a stored record ---- */
+
+int ckpt_rec_keys(struct ckpt_rec_keys *k, int db, const void *rec, size_t len)
+{
+    struct rd r;
+    bulki_ent e;
+    const char *key;
+    size_t kl;
+    int optional = 0;
+    if (k == NULL)
+        return CKPT_E_INVAL;
+    memset(k, 0, sizeof *k);
+    switch (db) {
+    case CKPT_DB_OBJ:
+        key = "obj_name";
+        break;
+    case CKPT_DB_CONT:
+        key = "cont_name";
+        break;
+    case CKPT_DB_KVTAG: /* only a long name is in the record */
+        key = "name";
+        optional = 1;
+        break;
+    default:
+        return CKPT_E_INVAL;
+    }
+    kl = strlen(key);
+    if (rd_open(&r, rec, len, NULL))
+        return r.rc;
+    if (rd_ent(&r, key, kl, &e, optional) == 0 && bulki_ent_str(&k->name, &k->nlen, &e) != 0)
+        rd_bad(&r, &e);
+    if (db == CKPT_DB_OBJ) {
+        k->ts = (int32_t)rd_i64(&r, KEY("time_step"), I32, 0);
+        k->cont_id = rd_u64(&r, KEY("cont_id"), 1);
+    }
+    return r.rc;
+}
+
 /* ---- kvtags ---- */
 
 /* Format 2's kvtag record is {"v": value}, plus "t": the PDC type code

@@ -144,7 +144,32 @@ enum ckpt_sync_mode {
 CKPT_API int ckpt_sync_mode_parse(const char *s);
 CKPT_API const char *ckpt_sync_mode_name(int mode);
 
+/* What the store's indexes need of a stored object, container or kvtag
+ * record: the store treats records as opaque bytes and never decodes them.
+ * The caller passes these keys with each put (ckpt_store_put_obj's name
+ * and time step, ...); the store asks for them again only when it must
+ * find the index entries of a record already stored: when a put replaces
+ * an object or container record (its old name entry goes), when a delete
+ * cascades (name entry, and an object's membership in its container), and
+ * to tell long (hashed) names apart (docs/STORE.md, "Long names"). */
+struct ckpt_rec_keys {
+    const char *name;   /* the record's name; may point into the record */
+    size_t nlen;
+    int32_t ts;         /* objects: time step */
+    uint64_t cont_id;   /* objects: container it belongs to (0: none) */
+};
+/* Fill *keys from the record rec[0..len) of database db (CKPT_DB_OBJ,
+ * CKPT_DB_CONT, or CKPT_DB_KVTAG: name only, and only a long name is in
+ * the record). 0, or a negative error when the record does not decode.
+ * The hooks' records: ckpt_rec_keys (ckpt_hooks.h). */
+typedef int (*ckpt_rec_keys_fn)(struct ckpt_rec_keys *keys, int db, const void *rec, size_t len);
+
 struct ckpt_store_opts {
+    /* sizeof(struct ckpt_store_opts) as the caller was built
+     * (CKPT_STORE_OPTS_INIT sets it): fields past that size take their
+     * defaults, so a caller built against an older, smaller struct keeps
+     * working; a size below the first version's (or 0) is CKPT_E_INVAL. */
+    size_t size;
     const char *root;        /* store root; the environment is root/rank-<r>/ */
     int rank;                /* this server's rank */
     int nranks;              /* number of server ranks writing the store */
@@ -172,12 +197,25 @@ struct ckpt_store_opts {
      * the store can fail to open or hold torn records (docs/STORE.md,
      * "Power loss"). A process crash loses nothing either way. */
     int no_powerloss_guard;
+    /* Keys of a stored record (struct ckpt_rec_keys). NULL: the store
+     * cannot find a stored record's index entries, so it refuses
+     * (CKPT_E_INVAL, naming this field) the puts and deletes of objects
+     * and containers and the lookups by long names, which need them;
+     * kvtags, regions, memberships, raw puts and every other read work
+     * without it. The hooks set ckpt_rec_keys (ckpt_hooks.h). */
+    ckpt_rec_keys_fn rec_keys;
 };
 #define CKPT_TAGIDX_MERGE_DEFAULT 16384u
 #define CKPT_SYNC_KB_DEFAULT 64u
+/* sizeof the first version of struct ckpt_store_opts (through
+ * no_powerloss_guard), the smallest size open accepts */
+#define CKPT_STORE_OPTS_SIZE_V1 (offsetof(struct ckpt_store_opts, rec_keys))
 #define CKPT_STORE_OPTS_INIT                                                    \
-    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
-     CKPT_SYNC_KB_DEFAULT, 0u, 0}
+    {.size = sizeof(struct ckpt_store_opts), .root = NULL, .rank = 0, .nranks = 1, \
+     .commit_every = 1000u, .commit_ms = 100u, .sync_mode = CKPT_SYNC_CLOSE,     \
+     .sync_ms = 1000u, .map_size = (size_t)64 << 20, .readonly = 0, .create = 1,  \
+     .check_rank = 1, .sync_kb = CKPT_SYNC_KB_DEFAULT, .tagidx_merge = 0u,       \
+     .no_powerloss_guard = 0, .rec_keys = NULL}
 
 /* What meta says about a store (ckpt_store_info). */
 struct ckpt_store_info {

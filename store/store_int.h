@@ -250,6 +250,11 @@ uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
 /* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
  * in hex and as text, for messages */
 void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
+/* The index keys of a record stored in db, from the caller's
+ * opts.rec_keys (the store never decodes a record itself): 0,
+ * CKPT_E_INVAL when the store has no rec_keys, or the function's error. */
+int ckpt_stored_keys(const ckpt_store *st, struct ckpt_rec_keys *k, int db, const void *rec,
+                     size_t len);
 
 /* root.c */
 int ckpt_lock_write_pid(int fd);           /* 0 or errno */
@@ -258,11 +263,6 @@ long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 /* meta.c */
 int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
 int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
-/* Name and time step out of an object record; container name out of a
- * container record; cont_id of an object (0 if absent). */
-int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
-                      const void *rec, size_t len);
-int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 /* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a
  * record with format 4's checksum when st->csum (MDB_NOOVERWRITE and

@@ -129,6 +129,7 @@ static ckpt_store *open_writer(const char *root)
     o.root = root;
     o.rank = 0;
     o.nranks = 1;
+    o.rec_keys = ckpt_rec_keys; /* the hooks' records */
     o.commit_every = 0; /* commits only on checkpoint: the test decides */
     o.commit_ms = 0;
     o.map_size = (size_t)1 << 20; /* small, so that the map grows */

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ckpt_hooks.h" /* ckpt_rec_keys */
 #include "ckpt_store.h"
 #include "powerloss_model.h"
 
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
         struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
         ckpt_store *st;
         o.root = argv[1];
+        o.rec_keys = ckpt_rec_keys; /* the hooks' records */
         o.sync_mode = mode;
         o.commit_every = k;
         o.commit_ms = 0;

@@ -193,6 +193,7 @@ int root_open(struct inspect_root *r, struct rank_ent *e, int report)
     o.readonly = 1;
     o.create = 0;
     o.check_rank = 0;
+    o.rec_keys = ckpt_rec_keys; /* the hooks' records: long-name lookups */
     /* A writer growing the map between LMDB's open and the first read
      * transaction makes that transaction fail (MDB_MAP_RESIZED): open
      * again, which maps the new size. */
