@@ -224,7 +224,7 @@ static void rd_ndim_check(struct rd *r, int have, const bulki_ent *e, int64_t lo
 
 /* ---- objects ---- */
 
-int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *o)
+int ckpt_rec_obj_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_obj *o)
 {
     if (o == NULL || o->obj_name == NULL || o->ndim > CKPT_MAX_DIM)
         return CKPT_E_INVAL;
@@ -326,7 +326,7 @@ int ckpt_rec_keys(struct ckpt_rec_keys *k, int db, const void *rec, size_t len)
  * key (docs/STORE.md, "Long names"): a short name is the key's, so the
  * record does not repeat it. Format 1's {"name", "type", "value"} records
  * decode too. */
-int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *t)
+int ckpt_rec_kvtag_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_kvtag *t)
 {
     if (t == NULL || t->name == NULL || (t->size > 0 && t->value == NULL))
         return CKPT_E_INVAL;
@@ -470,7 +470,7 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
         bulki_ent k, e;
         int got;
         bulki_map_iter_init(&it, &ix.map);
-        while ((got = bulki_map_next(&it, &k, &e)) == 1)
+        while ((got = bulki_map_next(&k, &e, &it)) == 1)
             if (it.i > ix.n && k.type == BULKI_T_STRING &&
                 kvtag_pair(t, (const char *)k.payload, k.payload_len, &e, &val, &type, &have,
                            &off) != 0)
@@ -532,7 +532,7 @@ int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *t, const void *key, size_t kl
 
 /* ---- containers ---- */
 
-int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *c)
+int ckpt_rec_cont_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_cont *c)
 {
     if (c == NULL || c->cont_name == NULL)
         return CKPT_E_INVAL;
@@ -560,7 +560,7 @@ int ckpt_rec_cont_decode(struct ckpt_cont *c, const void *rec, size_t len, size_
 
 /* ---- regions ---- */
 
-int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *g)
+int ckpt_rec_region_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_region *g)
 {
     if (g == NULL || g->ndim == 0 || g->ndim > CKPT_MAX_DIM)
         return CKPT_E_INVAL;
@@ -653,7 +653,7 @@ int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, s
 
 /* ---- transfer regions (PDC's transfer-request table) ---- */
 
-int ckpt_rec_xfer_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_xfer_region *x)
+int ckpt_rec_xfer_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_xfer_region *x)
 {
     if (x == NULL || x->ndim == 0 || x->ndim > CKPT_MAX_DIM)
         return CKPT_E_INVAL;
@@ -695,7 +695,7 @@ int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len
 
 /* ---- PDC's DART (IDIOMS) entries (pdc_server `i`) ---- */
 
-int ckpt_rec_dart_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_dart_entry *e)
+int ckpt_rec_dart_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_dart_entry *e)
 {
     if (e == NULL || e->key == NULL || (e->value_len > 0 && e->value == NULL))
         return CKPT_E_INVAL;

@@ -23,9 +23,26 @@
  * on one store. A thread that holds a ckpt_rtxn must not stage mutations
  * that could trigger a commit (growing the map waits for readers).
  *
- * Errors: 0 on success, negative CKPT_E* codes on failure. Each thread also
- * gets a message for its last failed call (what, where, and the original
- * LMDB or errno code): ckpt_store_errmsg(), also after a failed open.
+ * Errors: 0 on success, negative CKPT_E* codes on failure. The message of
+ * a failure (what, where, and the original LMDB or errno code) is kept per
+ * thread, not per handle: ckpt_errmsg() returns the message of the calling
+ * thread's last failed call into the library (store, hooks), whatever
+ * handle it was made on, and also when there is none (a failed open, an
+ * error a callback set with ckpt_error). Read it in the thread that got
+ * the error, before that thread's next failing call replaces it; another
+ * thread's failure, on the same handle or another, never does.
+ *
+ * Arguments, here and in ckpt_hooks.h and bulki.h: what a call produces
+ * comes first (the handle it opens, the value it reads, the length of what
+ * it encodes, then the buffer it encodes into), then the handle it works
+ * on, then its inputs; optional reports that may be NULL (a count of what
+ * was done, statistics, the offset of a decoding error) come last.
+ *
+ * Options structs (struct ckpt_store_opts, struct ckpt_hooks_opts) start
+ * with their size: initialize them with their _INIT macro, then set
+ * fields by name. A library newer than the caller's header gives the
+ * fields the caller's struct lacks their defaults; a size it does not know
+ * is CKPT_E_INVAL.
  */
 #ifndef PDC_CKPT_STORE_H
 #define PDC_CKPT_STORE_H
@@ -207,9 +224,10 @@ struct ckpt_store_opts {
 };
 #define CKPT_TAGIDX_MERGE_DEFAULT 16384u
 #define CKPT_SYNC_KB_DEFAULT 64u
-/* sizeof the first version of struct ckpt_store_opts (through
- * no_powerloss_guard), the smallest size open accepts */
-#define CKPT_STORE_OPTS_SIZE_V1 (offsetof(struct ckpt_store_opts, rec_keys))
+/* Bytes of the first version of struct ckpt_store_opts (size through
+ * no_powerloss_guard): the smallest size field open accepts */
+#define CKPT_STORE_OPTS_SIZE_V1                                                 \
+    (offsetof(struct ckpt_store_opts, no_powerloss_guard) + sizeof(int))
 #define CKPT_STORE_OPTS_INIT                                                    \
     {.size = sizeof(struct ckpt_store_opts), .root = NULL, .rank = 0, .nranks = 1, \
      .commit_every = 1000u, .commit_ms = 100u, .sync_mode = CKPT_SYNC_CLOSE,     \
@@ -265,14 +283,15 @@ CKPT_API void ckpt_store_wait_closed(void);
 /* Release without committing the staged batch (as a crash would). */
 CKPT_API void ckpt_store_discard(ckpt_store *st);
 
-/* Message of this thread's last failed store call (st may be NULL). */
 /* Copy the last commit of the environment into a new directory dest
  * (created 0700; it must not exist), as data.mdb, with LMDB's copy API:
  * consistent while writers go on. compact: leave free pages out. */
 CKPT_API int ckpt_store_copy(ckpt_store *st, const char *dest, int compact);
-CKPT_API const char *ckpt_store_errmsg(const ckpt_store *st);
-/* Set this thread's error message (for layers above the store); returns
- * code. */
+/* The message of the calling thread's last failed call (see "Errors"
+ * above); "" before any. Valid until that thread's next failing call. */
+CKPT_API const char *ckpt_errmsg(void);
+/* Set this thread's error message (for layers above the store and their
+ * callbacks); returns code. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -292,7 +311,7 @@ CKPT_API int ckpt_store_merge_tags(ckpt_store *st);
 CKPT_API int ckpt_store_set_origin(ckpt_store *st, int32_t origin_nranks);
 
 /* Next id from the persisted sequence: (rank+1)*1e9 + seq. */
-CKPT_API int ckpt_store_next_id(ckpt_store *st, uint64_t *id);
+CKPT_API int ckpt_store_next_id(uint64_t *id, ckpt_store *st);
 /* Make the sequence continue above id (after an import or a re-homing). */
 CKPT_API int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
 
@@ -442,7 +461,7 @@ CKPT_API void ckpt_rtxn_on_damage(ckpt_rtxn *tx, ckpt_damage_cb cb, void *arg);
 /* Whether the store's records carry checksums (format >= 4). */
 CKPT_API int ckpt_store_has_checksums(const ckpt_store *st);
 /* Entries and bytes of one database (ckpt-inspect stat). */
-CKPT_API int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
+CKPT_API int ckpt_db_stat(uint64_t *entries, uint64_t *bytes, ckpt_rtxn *tx, int db);
 
 #ifdef __cplusplus
 }

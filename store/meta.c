@@ -11,7 +11,7 @@
 #include "bulki.h"
 #include "store_int.h"
 
-int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m)
+int ckpt_meta_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_store_info *m)
 {
     const char *magic = CKPT_FORMAT_MAGIC;
     uint8_t clean = m->clean ? 1 : 0;

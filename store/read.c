@@ -515,7 +515,7 @@ int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb 
 
 /* The tag index (format 3): its logical entries, delta included, and the
  * pages of kvtag_name and of its delta. */
-int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
+int ckpt_db_stat(uint64_t *entries, uint64_t *bytes, ckpt_rtxn *tx, int db)
 {
     MDB_stat ms, ds = {0};
     MDB_cursor *volatile cur = NULL;

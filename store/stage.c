@@ -300,7 +300,7 @@ static int renew_lease(ckpt_store *st)
     return 0;
 }
 
-int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
+int ckpt_store_next_id(uint64_t *id, ckpt_store *st)
 {
     int rc = 0;
     if (st == NULL || id == NULL)

@@ -261,7 +261,7 @@ int ckpt_lock_write_pid(int fd);           /* 0 or errno */
 long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 
 /* meta.c */
-int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
+int ckpt_meta_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_store_info *m);
 int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
 
 /* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a

@@ -28,11 +28,11 @@
 static uint8_t *enc_obj(const struct ckpt_obj *o, size_t *len)
 {
     size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_obj_encode(NULL, 0, &n, o));
+    HTU_OK(ckpt_rec_obj_encode(&n, NULL, 0, o));
     assert_true(n > 0);
     uint8_t *b = malloc(n);
     assert_non_null(b);
-    HTU_OK(ckpt_rec_obj_encode(b, n, &n2, o));
+    HTU_OK(ckpt_rec_obj_encode(&n2, b, n, o));
     assert_int_equal(n, n2);
     *len = n;
     return b;
@@ -41,10 +41,10 @@ static uint8_t *enc_obj(const struct ckpt_obj *o, size_t *len)
 static uint8_t *enc_kvtag(const struct ckpt_kvtag *t, size_t *len)
 {
     size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_kvtag_encode(NULL, 0, &n, t));
+    HTU_OK(ckpt_rec_kvtag_encode(&n, NULL, 0, t));
     uint8_t *b = malloc(n);
     assert_non_null(b);
-    HTU_OK(ckpt_rec_kvtag_encode(b, n, &n2, t));
+    HTU_OK(ckpt_rec_kvtag_encode(&n2, b, n, t));
     assert_int_equal(n, n2);
     *len = n;
     return b;
@@ -53,10 +53,10 @@ static uint8_t *enc_kvtag(const struct ckpt_kvtag *t, size_t *len)
 static uint8_t *enc_cont(const struct ckpt_cont *c, size_t *len)
 {
     size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_cont_encode(NULL, 0, &n, c));
+    HTU_OK(ckpt_rec_cont_encode(&n, NULL, 0, c));
     uint8_t *b = malloc(n);
     assert_non_null(b);
-    HTU_OK(ckpt_rec_cont_encode(b, n, &n2, c));
+    HTU_OK(ckpt_rec_cont_encode(&n2, b, n, c));
     assert_int_equal(n, n2);
     *len = n;
     return b;
@@ -65,10 +65,10 @@ static uint8_t *enc_cont(const struct ckpt_cont *c, size_t *len)
 static uint8_t *enc_region(const struct ckpt_region *g, size_t *len)
 {
     size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_region_encode(NULL, 0, &n, g));
+    HTU_OK(ckpt_rec_region_encode(&n, NULL, 0, g));
     uint8_t *b = malloc(n);
     assert_non_null(b);
-    HTU_OK(ckpt_rec_region_encode(b, n, &n2, g));
+    HTU_OK(ckpt_rec_region_encode(&n2, b, n, g));
     assert_int_equal(n, n2);
     *len = n;
     return b;
@@ -370,11 +370,11 @@ static void test_obj_encode_rejects_bad_input(void **state)
     uint8_t buf[1024];
     size_t len;
     o.ndim = CKPT_MAX_DIM + 1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(&len, buf, sizeof buf, &o));
     o = htu_full_obj(2);
     o.obj_name = NULL;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(&len, buf, sizeof buf, &o));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(&len, buf, sizeof buf, NULL));
 }
 
 /* One kvtag case: encode, decode, compare; the decoded type and size are
@@ -569,11 +569,11 @@ static void test_kvtag_encode_rejects_bad_input(void **state)
     uint8_t buf[256];
     size_t len;
     struct ckpt_kvtag t = {NULL, BULKI_T_INT, 4, "abcd"};
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t));
     t.name = "x";
     t.value = NULL;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(&len, buf, sizeof buf, NULL));
 }
 
 static void test_cont_roundtrip(void **state)
@@ -598,8 +598,8 @@ static void test_cont_roundtrip(void **state)
     struct ckpt_cont bad = {1, NULL, ""};
     uint8_t buf[64];
     size_t len;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, &len, &bad));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(&len, buf, sizeof buf, &bad));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(&len, buf, sizeof buf, NULL));
 }
 
 static void test_region_roundtrip_without_histogram(void **state)
@@ -658,16 +658,16 @@ static void test_region_encode_rejects_bad_input(void **state)
     size_t len;
     struct ckpt_region g = htu_full_region(2, 1);
     g.ndim = 0;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     g.ndim = CKPT_MAX_DIM + 1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     g = htu_full_region(2, 1);
     g.hist.nbin = -1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     g = htu_full_region(2, 1);
     g.hist.bin = NULL;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, NULL));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1067,13 +1067,13 @@ static int encode_kind(enum rec_kind k, uint8_t *buf, size_t cap, size_t *len)
     struct ckpt_region g = htu_full_region(4, 1);
     switch (k) {
     case R_OBJ:
-        return ckpt_rec_obj_encode(buf, cap, len, &o);
+        return ckpt_rec_obj_encode(len, buf, cap, &o);
     case R_KVTAG:
-        return ckpt_rec_kvtag_encode(buf, cap, len, &t);
+        return ckpt_rec_kvtag_encode(len, buf, cap, &t);
     case R_CONT:
-        return ckpt_rec_cont_encode(buf, cap, len, &c);
+        return ckpt_rec_cont_encode(len, buf, cap, &c);
     default:
-        return ckpt_rec_region_encode(buf, cap, len, &g);
+        return ckpt_rec_region_encode(len, buf, cap, &g);
     }
 }
 

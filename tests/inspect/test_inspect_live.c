@@ -135,7 +135,7 @@ static ckpt_store *open_writer(const char *root)
     o.map_size = (size_t)1 << 20; /* small, so that the map grows */
     int rc = ckpt_store_open(&st, &o);
     if (rc)
-        fprintf(stderr, "open: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "open: %s\n", ckpt_errmsg());
     assert_int_equal(rc, 0);
     return st;
 }
@@ -145,9 +145,9 @@ static uint64_t put_cont(ckpt_store *st, const char *name)
     uint8_t buf[512];
     size_t len;
     uint64_t id;
-    assert_int_equal(ckpt_store_next_id(st, &id), 0);
+    assert_int_equal(ckpt_store_next_id(&id, st), 0);
     struct ckpt_cont c = {id, name, ""};
-    assert_int_equal(ckpt_rec_cont_encode(buf, sizeof buf, &len, &c), 0);
+    assert_int_equal(ckpt_rec_cont_encode(&len, buf, sizeof buf, &c), 0);
     assert_int_equal(ckpt_store_put_cont(st, id, name, strlen(name), buf, len), 0);
     return id;
 }
@@ -165,7 +165,7 @@ static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
         uint64_t id;
         int32_t v = i;
         snprintf(name, sizeof name, "obj%d", i);
-        assert_int_equal(ckpt_store_next_id(st, &id), 0);
+        assert_int_equal(ckpt_store_next_id(&id, st), 0);
         struct ckpt_obj o;
         memset(&o, 0, sizeof o);
         o.obj_id = id;
@@ -176,13 +176,13 @@ static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
         o.tags = "";
         o.ndim = 1;
         o.dims[0] = 100;
-        assert_int_equal(ckpt_rec_obj_encode(buf, sizeof buf, &len, &o), 0);
+        assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
         assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), 0, buf, len), 0);
         struct ckpt_kvtag t = {"Group", 2 /* PDC_INT */, sizeof v, &v};
-        assert_int_equal(ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t), 0);
+        assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t), 0);
         assert_int_equal(ckpt_store_put_kvtag(st, id, "Group", 5, buf, len), 0);
         struct ckpt_kvtag p = {"pad", 16 /* PDC_STRING */, (uint32_t)sizeof pad, pad};
-        assert_int_equal(ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &p), 0);
+        assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &p), 0);
         assert_int_equal(ckpt_store_put_kvtag(st, id, "pad", 3, buf, len), 0);
         assert_int_equal(ckpt_store_cont_add(st, cont, &id, 1), 0);
         if (i % 10 == 0) {
@@ -196,7 +196,7 @@ static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
             g.unit_size = 8;
             g.storage_location = "/x";
             g.cache_location = "";
-            assert_int_equal(ckpt_rec_region_encode(buf, sizeof buf, &len, &g), 0);
+            assert_int_equal(ckpt_rec_region_encode(&len, buf, sizeof buf, &g), 0);
             assert_int_equal(ckpt_store_put_region(st, id, 1, g.start, g.count, buf, len), 0);
         }
     }
@@ -351,17 +351,17 @@ static void live_long_names(void **state)
     memset(tname, 't', sizeof tname - 1);
     uint64_t cont = put_cont(st, "live-cont");
     put_objects(st, cont, 0, 10);
-    assert_int_equal(ckpt_store_next_id(st, &id), 0);
+    assert_int_equal(ckpt_store_next_id(&id, st), 0);
     struct ckpt_obj o;
     memset(&o, 0, sizeof o);
     o.obj_id = id;
     o.cont_id = cont;
     o.obj_name = oname;
     o.time_step = 3;
-    assert_int_equal(ckpt_rec_obj_encode(buf, sizeof buf, &len, &o), 0);
+    assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
     assert_int_equal(ckpt_store_put_obj(st, id, oname, strlen(oname), 3, buf, len), 0);
     struct ckpt_kvtag t = {tname, 2, sizeof v, &v};
-    assert_int_equal(ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t), 0);
+    assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t), 0);
     assert_int_equal(ckpt_store_put_kvtag(st, id, tname, strlen(tname), buf, len), 0);
     assert_int_equal(ckpt_store_cont_add(st, cont, &id, 1), 0);
     assert_int_equal(ckpt_store_checkpoint(st), 0);

@@ -41,7 +41,7 @@ void errp(const char *path, const char *fmt, ...)
 
 const char *store_msg(int rc)
 {
-    const char *m = ckpt_store_errmsg(NULL);
+    const char *m = ckpt_errmsg();
     return m != NULL && m[0] != 0 ? m : ckpt_strerror(rc);
 }
 
@@ -897,7 +897,7 @@ static json_object *plain_map(const bulki_map *m, int depth)
         return NULL;
     o = json_object_new_object();
     bulki_map_iter_init(&it, m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         const char *s;
         size_t sl;
         json_object *jv;
