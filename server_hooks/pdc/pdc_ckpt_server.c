@@ -89,7 +89,7 @@ static void ckpt_log(const char *what, int rc)
     /* the message is this thread's last error, also when no handle is
      * open (a failed open): read it right away, before anything else can
      * fail on this thread */
-    const char *msg = ckpt_hooks_errmsg(NULL);
+    const char *msg = ckpt_errmsg();
     fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s\n", pdc_server_rank_g, what,
             ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
     if (ckpt_g != NULL && commit_failure(rc) && !commit_failing_g) {
@@ -107,7 +107,7 @@ static void ckpt_log(const char *what, int rc)
  * not refused for it (nothing failed to commit). */
 static void ckpt_log_lookup(const char *what, int rc)
 {
-    const char *msg = ckpt_hooks_errmsg(NULL);
+    const char *msg = ckpt_errmsg();
     fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt %s: %s: %s (not handed to PDC: the lookup fails)\n",
             pdc_server_rank_g, what, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
 }
@@ -1183,7 +1183,7 @@ static int ckpt_start_rank(int is_restart)
         map_mode_g = 1;
     }
     if (rc != 0) {
-        const char *msg = ckpt_hooks_errmsg(NULL); /* this thread's, right away */
+        const char *msg = ckpt_errmsg(); /* this thread's, right away */
         fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt restart (%s) from [%s]: %s: %s\n",
                 pdc_server_rank_g, rebuild ? "rebuild" : "map", ckpt_root_g, ckpt_errname(rc),
                 msg && *msg ? msg : ckpt_strerror(rc));
@@ -1246,10 +1246,10 @@ int PDC_ckpt_new_id(uint64_t *id)
     int rc;
     if (ckpt_g == NULL)
         return 0;
-    if ((rc = ckpt_hook_new_id(ckpt_g, id)) != 0) {
+    if ((rc = ckpt_hook_new_id(id, ckpt_g)) != 0) {
         /* the create fails to the client (PDC answers id 0); not a
          * commit failure of the batch, so other writes go on */
-        const char *msg = ckpt_hooks_errmsg(NULL);
+        const char *msg = ckpt_errmsg();
         fprintf(stderr, "==PDC_SERVER[%d]: pdc-ckpt new id (answering id 0): %s: %s\n",
                 pdc_server_rank_g, ckpt_errname(rc), msg && *msg ? msg : ckpt_strerror(rc));
         *id = 0;
@@ -1270,7 +1270,7 @@ int PDC_ckpt_writable(void)
         return 1;
     }
     if (now_ms() - last_log > 1000) { /* one line a second at most */
-        const char *msg = ckpt_hooks_errmsg(NULL);
+        const char *msg = ckpt_errmsg();
         last_log = now_ms();
         fprintf(stderr,
                 "==PDC_SERVER[%d]: pdc-ckpt: write refused: the store cannot commit: %s: %s "

@@ -25,7 +25,7 @@ static int put_obj(ckpt_hooks *h, uint64_t cont, const char *name, const char *a
 {
     struct ckpt_obj o;
     memset(&o, 0, sizeof o);
-    if (ckpt_hook_new_id(h, id) != 0)
+    if (ckpt_hook_new_id(id, h) != 0)
         return -1;
     o.obj_id = *id;
     o.cont_id = cont;
@@ -61,11 +61,11 @@ int main(int argc, char **argv)
     }
     o.store_root = argv[1];
     if (ckpt_hooks_open(&h, &o) != 0) {
-        fprintf(stderr, "samename_store: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "samename_store: %s\n", ckpt_errmsg());
         return 1;
     }
     struct ckpt_cont cn = {0, "sc", ""};
-    rc = ckpt_hook_new_id(h, &cont);
+    rc = ckpt_hook_new_id(&cont, h);
     cn.cont_id = cont;
     if (rc == 0)
         rc = ckpt_hook_cont_create(h, &cn);
@@ -86,12 +86,12 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = put_obj(h, cont, "single", "appA", 1001, 0, &id[5]);
     if (rc != 0) {
-        fprintf(stderr, "samename_store: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "samename_store: %s\n", ckpt_errmsg());
         ckpt_hooks_discard(h);
         return 1;
     }
     if (ckpt_hooks_close(h) != 0) {
-        fprintf(stderr, "samename_store: close: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "samename_store: close: %s\n", ckpt_errmsg());
         return 1;
     }
     for (int i = 0; i < 6; i++)
