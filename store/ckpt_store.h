@@ -263,7 +263,9 @@ typedef struct ckpt_store ckpt_store;
  * for writing bumps the generation and clears the clean-close flag. */
 CKPT_API int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *opts);
 /* Open root/rank-<rank> read-only: no write lock, nothing changed; the
- * rank and rank count in its meta are not checked. */
+ * rank and rank count in its meta are not checked. It has no rec_keys, so
+ * lookups by long names are refused: for those, ckpt_store_open with
+ * readonly = 1, create = 0, check_rank = 0 and rec_keys set. */
 CKPT_API int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank);
 /* Commit the staged batch now. */
 CKPT_API int ckpt_store_checkpoint(ckpt_store *st);
