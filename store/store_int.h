@@ -410,6 +410,10 @@ void *ckpt_release_main(void *st);
 /* stage.c: room in the batch log for `need` more bytes (under st->mu);
  * 0, or CKPT_E_NOMEM with the message set */
 int ckpt_batch_reserve(ckpt_store *st, size_t need);
+/* stage.c: 0, or CKPT_E_INVAL naming ckpt_store_opts.rec_keys when an op of
+ * this kind (object/container put or delete) needs it and the store has
+ * none */
+int ckpt_check_rec_keys(ckpt_store *st, int kind);
 
 #define CKPT_META_KEY "meta"
 /* Databases added to the schema after stores were written without them

@@ -335,6 +335,16 @@ static void test_damaged_refused(void **state)
     stu_assert_rc(ckpt_store_pending_replay(st, pend, NULL), CKPT_E_READONLY, st);
     ckpt_store_close(st);
 
+    /* a writer without rec_keys cannot apply the file's object ops */
+    struct ckpt_store_opts nk = o;
+    nk.rec_keys = NULL;
+    st = stu_open(&nk);
+    stu_assert_rc(ckpt_store_pending_replay(st, pend, NULL), CKPT_E_INVAL, st);
+    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
+    assert_int_equal(ckpt_store_pending(st), 0);
+    ckpt_store_discard(st);
+    ckpt_store_wait_closed();
+
     /* the good file still replays after all the refusals */
     st = stu_open(&o);
     stu_assert_rc(ckpt_store_pending_replay(st, pend, NULL), 0, st);
