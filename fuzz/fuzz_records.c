@@ -67,6 +67,37 @@ static int str_eq(const char *a, const char *b)
         (outlen) = got_;                                                       \
     } while (0)
 
+/* Decode the input with decoder fn into a (and into c without an offset:
+ * the same result); a failure is checked and leaves the fuzz function. On
+ * success the input is the record check_str and check_span look in. */
+#define DECODE_OR_LEAVE(fn, a, c, data, size)                                  \
+    do {                                                                       \
+        size_t off_ = SIZE_MAX;                                                \
+        int rc_ = fn(&(a), (data), (size), &off_);                             \
+        FZ_CHECK(fn(&(c), (data), (size), NULL) == rc_);                       \
+        if (rc_ != 0) {                                                        \
+            check_fail(rc_, off_, (size));                                     \
+            return;                                                            \
+        }                                                                      \
+        g_rec = (data);                                                        \
+        g_len = (size);                                                        \
+    } while (0)
+
+/* a encodes (encoder enc) and decodes again (decoder dec) into b, for
+ * which `same` must hold; b encodes to the same bytes again. */
+#define ROUND_TRIP(enc, dec, a, b, same)                                       \
+    do {                                                                       \
+        uint8_t *e1_, *e2_;                                                    \
+        size_t l1_, l2_;                                                       \
+        ENCODE(enc, &(a), e1_, l1_);                                           \
+        FZ_CHECK(dec(&(b), e1_, l1_, NULL) == 0);                              \
+        FZ_CHECK(same);                                                        \
+        ENCODE(enc, &(b), e2_, l2_);                                           \
+        FZ_CHECK(l2_ == l1_ && memcmp(e2_, e1_, l1_) == 0);                    \
+        free(e2_);                                                             \
+        free(e1_);                                                             \
+    } while (0)
+
 /* ---- objects ---- */
 
 static int obj_eq(const struct ckpt_obj *a, const struct ckpt_obj *b)
@@ -89,16 +120,7 @@ static int obj_eq(const struct ckpt_obj *a, const struct ckpt_obj *b)
 static void fuzz_obj(const uint8_t *data, size_t size)
 {
     struct ckpt_obj a, b, c;
-    size_t off = SIZE_MAX, len, len2;
-    uint8_t *enc, *enc2;
-    int rc = ckpt_rec_obj_decode(&a, data, size, &off);
-    FZ_CHECK(ckpt_rec_obj_decode(&c, data, size, NULL) == rc);
-    if (rc != 0) {
-        check_fail(rc, off, size);
-        return;
-    }
-    g_rec = data;
-    g_len = size;
+    DECODE_OR_LEAVE(ckpt_rec_obj_decode, a, c, data, size);
     check_str(a.obj_name);
     check_str(a.app_name);
     check_str(a.data_location);
@@ -107,30 +129,25 @@ static void fuzz_obj(const uint8_t *data, size_t size)
     for (uint32_t i = a.ndim; i < CKPT_MAX_DIM; i++)
         FZ_CHECK(a.dims[i] == 0);
 
-    ENCODE(ckpt_rec_obj_encode, &a, enc, len);
-    FZ_CHECK(ckpt_rec_obj_decode(&b, enc, len, NULL) == 0);
-    FZ_CHECK(obj_eq(&a, &b));
-    ENCODE(ckpt_rec_obj_encode, &b, enc2, len2);
-    FZ_CHECK(len2 == len && memcmp(enc2, enc, len) == 0);
-    free(enc2);
-    free(enc);
+    ROUND_TRIP(ckpt_rec_obj_encode, ckpt_rec_obj_decode, a, b, obj_eq(&a, &b));
 }
 
 /* ---- kvtags ---- */
 
+/* b, decoded from the encoding of a, is a (a's name: `given` when the
+ * record held it, else b has none); b then takes a's name, to encode */
+static int kvtag_same(const struct ckpt_kvtag *a, struct ckpt_kvtag *b, const char *given)
+{
+    int name_ok = a->name == given ? str_eq(a->name, b->name) : b->name == NULL;
+    b->name = a->name;
+    return name_ok && a->type == b->type && a->size == b->size &&
+           (a->size == 0 || memcmp(a->value, b->value, a->size) == 0);
+}
+
 static void fuzz_kvtag(const uint8_t *data, size_t size)
 {
     struct ckpt_kvtag a, b, c;
-    size_t off = SIZE_MAX, len, len2;
-    uint8_t *enc, *enc2;
-    int rc = ckpt_rec_kvtag_decode(&a, data, size, &off);
-    FZ_CHECK(ckpt_rec_kvtag_decode(&c, data, size, NULL) == rc);
-    if (rc != 0) {
-        check_fail(rc, off, size);
-        return;
-    }
-    g_rec = data;
-    g_len = size;
+    DECODE_OR_LEAVE(ckpt_rec_kvtag_decode, a, c, data, size);
     if (a.name != NULL)
         check_str(a.name);
     check_span(a.value, a.size);
@@ -141,16 +158,7 @@ static void fuzz_kvtag(const uint8_t *data, size_t size)
     const char *given = a.name;
     if (a.name == NULL || strlen(a.name) <= CKPT_NAME_INLINE_MAX)
         a.name = "fz";
-    ENCODE(ckpt_rec_kvtag_encode, &a, enc, len);
-    FZ_CHECK(ckpt_rec_kvtag_decode(&b, enc, len, NULL) == 0);
-    FZ_CHECK(a.name == given ? str_eq(a.name, b.name) : b.name == NULL);
-    b.name = a.name;
-    FZ_CHECK(a.type == b.type && a.size == b.size);
-    FZ_CHECK(a.size == 0 || memcmp(a.value, b.value, a.size) == 0);
-    ENCODE(ckpt_rec_kvtag_encode, &b, enc2, len2);
-    FZ_CHECK(len2 == len && memcmp(enc2, enc, len) == 0);
-    free(enc2);
-    free(enc);
+    ROUND_TRIP(ckpt_rec_kvtag_encode, ckpt_rec_kvtag_decode, a, b, kvtag_same(&a, &b, given));
 }
 
 /* ---- containers ---- */
@@ -158,27 +166,13 @@ static void fuzz_kvtag(const uint8_t *data, size_t size)
 static void fuzz_cont(const uint8_t *data, size_t size)
 {
     struct ckpt_cont a, b, c;
-    size_t off = SIZE_MAX, len, len2;
-    uint8_t *enc, *enc2;
-    int rc = ckpt_rec_cont_decode(&a, data, size, &off);
-    FZ_CHECK(ckpt_rec_cont_decode(&c, data, size, NULL) == rc);
-    if (rc != 0) {
-        check_fail(rc, off, size);
-        return;
-    }
-    g_rec = data;
-    g_len = size;
+    DECODE_OR_LEAVE(ckpt_rec_cont_decode, a, c, data, size);
     check_str(a.cont_name);
     check_str(a.tags);
 
-    ENCODE(ckpt_rec_cont_encode, &a, enc, len);
-    FZ_CHECK(ckpt_rec_cont_decode(&b, enc, len, NULL) == 0);
-    FZ_CHECK(a.cont_id == b.cont_id && str_eq(a.cont_name, b.cont_name) &&
-             str_eq(a.tags, b.tags));
-    ENCODE(ckpt_rec_cont_encode, &b, enc2, len2);
-    FZ_CHECK(len2 == len && memcmp(enc2, enc, len) == 0);
-    free(enc2);
-    free(enc);
+    ROUND_TRIP(ckpt_rec_cont_encode, ckpt_rec_cont_decode, a, b,
+               a.cont_id == b.cont_id && str_eq(a.cont_name, b.cont_name) &&
+                   str_eq(a.tags, b.tags));
 }
 
 /* ---- regions ---- */
@@ -210,16 +204,7 @@ static int region_eq(const struct ckpt_region *a, const struct ckpt_region *b)
 static void fuzz_region(const uint8_t *data, size_t size)
 {
     struct ckpt_region a, b, c;
-    size_t off = SIZE_MAX, len, len2;
-    uint8_t *enc, *enc2;
-    int rc = ckpt_rec_region_decode(&a, data, size, &off);
-    FZ_CHECK(ckpt_rec_region_decode(&c, data, size, NULL) == rc);
-    if (rc != 0) {
-        check_fail(rc, off, size);
-        return;
-    }
-    g_rec = data;
-    g_len = size;
+    DECODE_OR_LEAVE(ckpt_rec_region_decode, a, c, data, size);
     check_str(a.storage_location);
     check_str(a.cache_location);
     FZ_CHECK(a.ndim >= 1 && a.ndim <= CKPT_MAX_DIM);
@@ -241,13 +226,7 @@ static void fuzz_region(const uint8_t *data, size_t size)
         }
     }
 
-    ENCODE(ckpt_rec_region_encode, &a, enc, len);
-    FZ_CHECK(ckpt_rec_region_decode(&b, enc, len, NULL) == 0);
-    FZ_CHECK(region_eq(&a, &b));
-    ENCODE(ckpt_rec_region_encode, &b, enc2, len2);
-    FZ_CHECK(len2 == len && memcmp(enc2, enc, len) == 0);
-    free(enc2);
-    free(enc);
+    ROUND_TRIP(ckpt_rec_region_encode, ckpt_rec_region_decode, a, b, region_eq(&a, &b));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -162,12 +162,16 @@ else
 fi
 
 # Deeply nested BULKIs through the CLI: JSON -> bytes -> JSON -> bytes.
-# nested_json N: a BULKI nested N levels deep ({"k": {"k": ... {}}}).
+# nested_json N [array]: a BULKI nested N levels deep ({"k": {"k": ... {}}});
+# with "array", each level's value is a one-element PDC_BULKI array.
 nested_json() {
-    local n=$1 i open="" close=""
+    local n=$1 class=${2:-item} i open="" close="" lb="" rb=""
+    if [ "$class" = array ]; then
+        lb='[' rb=']'
+    fi
     for ((i = 1; i < n; i++)); do
-        open+='{"bulki": [{"key": {"type": "PDC_STRING", "class": "item", "value": "k"}, "value": {"type": "PDC_BULKI", "class": "item", "value": '
-        close+='}}]}'
+        open+='{"bulki": [{"key": {"type": "PDC_STRING", "class": "item", "value": "k"}, "value": {"type": "PDC_BULKI", "class": "'$class'", "value": '$lb
+        close+=$rb'}}]}'
     done
     printf '%s{"bulki": []}%s\n' "$open" "$close"
 }
@@ -187,15 +191,7 @@ for depth in 8 9 64; do
     fi
 done
 # The deepest JSON per BULKI level: one-element PDC_BULKI arrays, 64 deep.
-nested_array_json() {
-    local n=$1 i open="" close=""
-    for ((i = 1; i < n; i++)); do
-        open+='{"bulki": [{"key": {"type": "PDC_STRING", "class": "item", "value": "k"}, "value": {"type": "PDC_BULKI", "class": "array", "value": ['
-        close+=']}}]}'
-    done
-    printf '%s{"bulki": []}%s\n' "$open" "$close"
-}
-nested_array_json 64 >"$tmp/deeparr.json"
+nested_json 64 array >"$tmp/deeparr.json"
 rc=$(run "$tmp/out" "$tmp/err" "$bulki" encode "$tmp/deeparr.json" "$tmp/deeparr.bin")
 rc2=$(run "$tmp/deeparr.out.json" "$tmp/err2" "$bulki" decode "$tmp/deeparr.bin")
 rc3=$(run "$tmp/out" "$tmp/err3" "$bulki" encode "$tmp/deeparr.out.json" "$tmp/deeparr.2.bin")

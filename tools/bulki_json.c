@@ -67,13 +67,19 @@ static json_object *json_float(const bulki_ent *e, uint64_t i, int *rc)
     memcpy(&bits, e->payload + i * (is_float ? 4 : 8), is_float ? 4 : 8);
     if (!bulki_host_is_little())
         bits = is_float ? __builtin_bswap32((uint32_t)bits) : __builtin_bswap64(bits);
-    if (isnan(v)) {
-        if (bits == (is_float ? 0x7fc00000ull : 0x7ff8000000000000ull))
-            return json_object_new_string("NaN");
+    if (isnan(v) && bits != (is_float ? 0x7fc00000ull : 0x7ff8000000000000ull)) {
         snprintf(buf, sizeof buf, is_float ? "NaN:0x%08llx" : "NaN:0x%016llx",
                  (unsigned long long)bits);
         return json_object_new_string(buf);
     }
+    return bulki_json_f64(v, is_float);
+}
+
+json_object *bulki_json_f64(double v, int is_float)
+{
+    char buf[40];
+    if (isnan(v))
+        return json_object_new_string("NaN");
     if (isinf(v))
         return json_object_new_string(v > 0 ? "Infinity" : "-Infinity");
     if (is_float)

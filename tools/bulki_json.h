@@ -38,6 +38,9 @@ int bulki_json_encode(uint8_t **out, size_t *len, json_object *root, char *errbu
  * "6.02e+23"); buf needs 32 bytes. */
 void bulki_json_fmt_double(char *buf, size_t n, double v);
 void bulki_json_fmt_float(char *buf, size_t n, float v);
+/* A number as JSON, a float's shortest form when is_float: non-finite
+ * values as the strings "Infinity", "-Infinity" or "NaN". */
+json_object *bulki_json_f64(double v, int is_float);
 
 /*
  * Strings that are not valid UTF-8. JSON text is UTF-8, so bytes that are

@@ -58,14 +58,32 @@ int tu_rmtree(const char *path)
     return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void *tu_fixture_new(size_t size, const char *tag)
+{
+    char *f = calloc(1, size); /* a pointer to the struct is one to its first member, dir */
+    if (f == NULL || tu_mkdtemp(f, TU_DIR_LEN, tag) != 0) {
+        fprintf(stderr, "tu_fixture_new: a temporary directory: %s\n", strerror(errno));
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+int tu_fixture_free(void **state)
+{
+    char *dir = *state;
+    if (dir != NULL)
+        tu_rmtree(dir);
+    free(dir);
+    *state = NULL;
+    return 0;
+}
+
 int tu_case_new(void **state, const char *tag)
 {
-    struct tu_case *c = calloc(1, sizeof *c);
-    if (c == NULL || tu_mkdtemp(c->dir, sizeof c->dir, tag) != 0) {
-        fprintf(stderr, "tu_case_new: a temporary directory: %s\n", strerror(errno));
-        free(c);
+    struct tu_case *c = tu_fixture_new(sizeof *c, tag);
+    if (c == NULL)
         return -1;
-    }
     snprintf(c->root, sizeof c->root, "%s/store", c->dir);
     *state = c;
     return 0;
@@ -73,12 +91,7 @@ int tu_case_new(void **state, const char *tag)
 
 int tu_case_free(void **state)
 {
-    struct tu_case *c = *state;
-    if (c != NULL)
-        tu_rmtree(c->dir);
-    free(c);
-    *state = NULL;
-    return 0;
+    return tu_fixture_free(state);
 }
 
 uint8_t *tu_dup(const void *p, size_t n)

@@ -24,12 +24,20 @@ int tu_rmtree(const char *path);
 /* A test case's temporary directory and DIR/store, the store root handed to
  * the code under test: tu_case_new(&state-slot, tag) in a cmocka setup
  * (0, or -1 on failure), tu_case_free in the teardown (removes the tree). */
+#define TU_DIR_LEN 512
 struct tu_case {
-    char dir[512];
+    char dir[TU_DIR_LEN];
     char root[600];
 };
 int tu_case_new(void **state, const char *tag);
 int tu_case_free(void **state);
+
+/* A test's own fixture: a zeroed struct of `size` bytes whose first member
+ * is `char dir[TU_DIR_LEN]`, holding a fresh temporary directory (NULL on
+ * failure, said on stderr); tu_fixture_free removes the directory's tree
+ * and frees the fixture (a cmocka teardown). */
+void *tu_fixture_new(size_t size, const char *tag);
+int tu_fixture_free(void **state);
 
 /* Exact-size heap copy of n bytes (n may be 0; NULL if out of memory), so
  * that AddressSanitizer catches a read past the end. */

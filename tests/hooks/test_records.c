@@ -23,56 +23,25 @@
 /* helpers                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Encode with the two-call protocol (length, then exact buffer); returns a
- * malloc'ed record of *len bytes. */
-static uint8_t *enc_obj(const struct ckpt_obj *o, size_t *len)
-{
-    size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_obj_encode(&n, NULL, 0, o));
-    assert_true(n > 0);
-    uint8_t *b = malloc(n);
-    assert_non_null(b);
-    HTU_OK(ckpt_rec_obj_encode(&n2, b, n, o));
-    assert_int_equal(n, n2);
-    *len = n;
-    return b;
-}
-
-static uint8_t *enc_kvtag(const struct ckpt_kvtag *t, size_t *len)
-{
-    size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_kvtag_encode(&n, NULL, 0, t));
-    uint8_t *b = malloc(n);
-    assert_non_null(b);
-    HTU_OK(ckpt_rec_kvtag_encode(&n2, b, n, t));
-    assert_int_equal(n, n2);
-    *len = n;
-    return b;
-}
-
-static uint8_t *enc_cont(const struct ckpt_cont *c, size_t *len)
-{
-    size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_cont_encode(&n, NULL, 0, c));
-    uint8_t *b = malloc(n);
-    assert_non_null(b);
-    HTU_OK(ckpt_rec_cont_encode(&n2, b, n, c));
-    assert_int_equal(n, n2);
-    *len = n;
-    return b;
-}
-
-static uint8_t *enc_region(const struct ckpt_region *g, size_t *len)
-{
-    size_t n = 0, n2 = 0;
-    HTU_OK(ckpt_rec_region_encode(&n, NULL, 0, g));
-    uint8_t *b = malloc(n);
-    assert_non_null(b);
-    HTU_OK(ckpt_rec_region_encode(&n2, b, n, g));
-    assert_int_equal(n, n2);
-    *len = n;
-    return b;
-}
+/* enc_KIND(rec, &len): encode with the two-call protocol (length, then
+ * exact buffer); returns a malloc'ed record of *len bytes. */
+#define DEFINE_ENC(kind, type)                                                                     \
+    static uint8_t *enc_##kind(const type *r, size_t *len)                                         \
+    {                                                                                              \
+        size_t n = 0, n2 = 0;                                                                      \
+        HTU_OK(ckpt_rec_##kind##_encode(&n, NULL, 0, r));                                          \
+        assert_true(n > 0);                                                                        \
+        uint8_t *b = malloc(n);                                                                    \
+        assert_non_null(b);                                                                        \
+        HTU_OK(ckpt_rec_##kind##_encode(&n2, b, n, r));                                            \
+        assert_int_equal(n, n2);                                                                   \
+        *len = n;                                                                                  \
+        return b;                                                                                  \
+    }
+DEFINE_ENC(obj, struct ckpt_obj)
+DEFINE_ENC(kvtag, struct ckpt_kvtag)
+DEFINE_ENC(cont, struct ckpt_cont)
+DEFINE_ENC(region, struct ckpt_region)
 
 /* Copy rec into an exact-size heap buffer, so ASan catches over-reads. */
 static uint8_t *dup_rec(const void *rec, size_t len)

@@ -75,6 +75,15 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
+/* rank 0's data.mdb of the store at root is byte for byte the fixture's */
+static void assert_fixture_bytes(const char *root)
+{
+    char data[800], src[1200];
+    snprintf(data, sizeof data, "%s/rank-0/data.mdb", root);
+    snprintf(src, sizeof src, "%s/rank-0/data.mdb", g_fixture);
+    assert_true(same_file(data, src));
+}
+
 static int count_owner(uint64_t id, void *p)
 {
     (void)id;
@@ -153,23 +162,28 @@ static void check_contents(ckpt_hooks *h)
     free(longname);
 }
 
+/* h, just opened, holds the fixture's contents in format `version`; h is closed */
+static void check_and_close(ckpt_hooks *h, uint32_t version)
+{
+    struct ckpt_store_info info;
+    HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
+    assert_int_equal(info.format_version, version);
+    check_contents(h);
+    HTU_OK(ckpt_hooks_close(h));
+}
+
 static void test_v1_store_read_only_is_read_as_it_is(void **state)
 {
     struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     struct ckpt_store_info info;
-    char data[800], src[1200];
     ckpt_hooks *h;
     copy_fixture(f->root);
     HTU_OK(ckpt_hooks_open_readonly(&h, &o));
     HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
-    assert_int_equal(info.format_version, g_version);
     assert_int_equal(info.tagidx_pending, 0);
-    check_contents(h);
-    HTU_OK(ckpt_hooks_close(h));
-    snprintf(data, sizeof data, "%s/rank-0/data.mdb", f->root);
-    snprintf(src, sizeof src, "%s/rank-0/data.mdb", g_fixture);
-    assert_true(same_file(data, src));
+    check_and_close(h, g_version);
+    assert_fixture_bytes(f->root);
 }
 
 static void test_v1_store_is_converted_by_a_writer(void **state)
@@ -242,7 +256,7 @@ static void test_v1_store_copies_into_format_4(void **state)
     struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     struct ckpt_store_info info;
-    char data[800], src[1200], croot[800], cdir[900];
+    char croot[800], cdir[900];
     ckpt_store *st;
     ckpt_hooks *h;
     copy_fixture(f->root);
@@ -264,20 +278,15 @@ static void test_v1_store_copies_into_format_4(void **state)
     ckpt_store_close(st);
     /* and a writer of the copy keeps it in format 4 */
     HTU_OK(ckpt_hooks_open(&h, &o));
-    HTU_OK(ckpt_store_info(&info, ckpt_hooks_store(h)));
-    assert_int_equal(info.format_version, CKPT_FORMAT_VERSION);
-    check_contents(h);
-    HTU_OK(ckpt_hooks_close(h));
-    snprintf(data, sizeof data, "%s/rank-0/data.mdb", f->root);
-    snprintf(src, sizeof src, "%s/rank-0/data.mdb", g_fixture);
-    assert_true(same_file(data, src));
+    check_and_close(h, CKPT_FORMAT_VERSION);
+    assert_fixture_bytes(f->root);
 }
 
 static void test_v1_store_is_not_converted_without_the_writer_lock(void **state)
 {
     struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
-    char lk[800], data[800], src[1200];
+    char lk[800];
     ckpt_hooks *h = NULL;
     copy_fixture(f->root);
     snprintf(lk, sizeof lk, "%s/rank-0/writer.lock", f->root);
@@ -287,9 +296,7 @@ static void test_v1_store_is_not_converted_without_the_writer_lock(void **state)
     HTU_RC(CKPT_E_BUSY, ckpt_hooks_open(&h, &o));
     assert_null(h);
     close(fd);
-    snprintf(data, sizeof data, "%s/rank-0/data.mdb", f->root);
-    snprintf(src, sizeof src, "%s/rank-0/data.mdb", g_fixture);
-    assert_true(same_file(data, src));
+    assert_fixture_bytes(f->root);
 }
 
 int main(int argc, char **argv)

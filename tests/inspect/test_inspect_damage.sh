@@ -13,20 +13,8 @@
 # usage: test_inspect_damage.sh WORKLOAD INSPECT TAMPER MPIEXEC NUMPROC_FLAG
 set -euo pipefail
 wl=$1 insp=$2 tamper=$3 mpiexec=$4 npflag=$5
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() {
-    local want=$1 rc=0
-    shift
-    "$@" >"$dir/out" 2>"$dir/err" || rc=$?
-    if [ "$rc" != "$want" ]; then
-        cat "$dir/out" "$dir/err" >&2
-        fail "exit $rc, expected $want: $*"
-    fi
-}
-# has LINE-REGEX: the last command's stdout has a matching line
-has() { grep -Eq -- "$1" "$dir/out" || { cat "$dir/out" >&2; fail "no line matching: $1"; }; }
+# shellcheck source=inspect_lib.sh
+. "$(dirname "$0")/inspect_lib.sh"
 fresh() { rm -rf "$dir/d"; cp -a "$dir/s" "$dir/d"; }
 
 "$mpiexec" "$npflag" 2 "$wl" write --store "$dir/s" --objects 500 --tags-per-object 3 --tagged 10 >/dev/null

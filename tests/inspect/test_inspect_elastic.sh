@@ -7,19 +7,9 @@
 # usage: test_inspect_elastic.sh WORKLOAD INSPECT TAMPER MPIEXEC NUMPROC_FLAG
 set -euo pipefail
 wl=$1 insp=$2 tamper=$3 mpiexec=$4 npflag=$5
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+# shellcheck source=inspect_lib.sh
+. "$(dirname "$0")/inspect_lib.sh"
 S=$dir/s
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() {
-    local want=$1 rc=0
-    shift
-    "$@" >"$dir/out" 2>"$dir/err" || rc=$?
-    if [ "$rc" != "$want" ]; then
-        cat "$dir/out" "$dir/err" >&2
-        fail "exit $rc, expected $want: $*"
-    fi
-}
 W=(--objects 500 --tags-per-object 3 --tagged 10)
 "$mpiexec" "$npflag" 2 "$wl" write --store "$S" "${W[@]}" >/dev/null
 "$mpiexec" "$npflag" 3 "$wl" restart --store "$S" >"$dir/restart.out"

@@ -152,6 +152,38 @@ static uint64_t put_cont(ckpt_store *st, const char *name)
     return id;
 }
 
+/* A new object `name` (time step ts, 1-D of 100) of cont; its id. */
+static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t ts)
+{
+    uint8_t buf[4096];
+    size_t len;
+    uint64_t id;
+    struct ckpt_obj o;
+    assert_int_equal(ckpt_store_next_id(&id, st), 0);
+    memset(&o, 0, sizeof o);
+    o.obj_id = id;
+    o.cont_id = cont;
+    o.obj_name = name;
+    o.app_name = "live";
+    o.data_location = "";
+    o.tags = "";
+    o.time_step = ts;
+    o.ndim = 1;
+    o.dims[0] = 100;
+    assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
+    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, buf, len), 0);
+    return id;
+}
+
+/* kvtag t on object id */
+static void put_tag(ckpt_store *st, uint64_t id, const struct ckpt_kvtag *t)
+{
+    uint8_t buf[4096];
+    size_t len;
+    assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, t), 0);
+    assert_int_equal(ckpt_store_put_kvtag(st, id, t->name, strlen(t->name), buf, len), 0);
+}
+
 /* Objects obj<from>..obj<to-1> in cont, each with a kvtag "Group" = i and
  * a padding tag (so that the map has to grow), every 10th with a region. */
 static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
@@ -162,28 +194,13 @@ static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
         char name[32];
         uint8_t buf[4096];
         size_t len;
-        uint64_t id;
         int32_t v = i;
         snprintf(name, sizeof name, "obj%d", i);
-        assert_int_equal(ckpt_store_next_id(&id, st), 0);
-        struct ckpt_obj o;
-        memset(&o, 0, sizeof o);
-        o.obj_id = id;
-        o.cont_id = cont;
-        o.obj_name = name;
-        o.app_name = "live";
-        o.data_location = "";
-        o.tags = "";
-        o.ndim = 1;
-        o.dims[0] = 100;
-        assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
-        assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), 0, buf, len), 0);
+        uint64_t id = put_obj(st, cont, name, 0);
         struct ckpt_kvtag t = {"Group", 2 /* PDC_INT */, sizeof v, &v};
-        assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t), 0);
-        assert_int_equal(ckpt_store_put_kvtag(st, id, "Group", 5, buf, len), 0);
+        put_tag(st, id, &t);
         struct ckpt_kvtag p = {"pad", 16 /* PDC_STRING */, (uint32_t)sizeof pad, pad};
-        assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &p), 0);
-        assert_int_equal(ckpt_store_put_kvtag(st, id, "pad", 3, buf, len), 0);
+        put_tag(st, id, &p);
         assert_int_equal(ckpt_store_cont_add(st, cont, &id, 1), 0);
         if (i % 10 == 0) {
             struct ckpt_region g;
@@ -342,27 +359,15 @@ static void live_long_names(void **state)
     struct tu_case *f = *state;
     ckpt_store *st = open_writer(f->root);
     static char oname[1001], tname[601];
-    uint8_t buf[4096];
-    size_t len;
-    uint64_t id;
     int32_t v = 7;
     char *out, *save = NULL;
     memset(oname, 'o', sizeof oname - 1);
     memset(tname, 't', sizeof tname - 1);
     uint64_t cont = put_cont(st, "live-cont");
     put_objects(st, cont, 0, 10);
-    assert_int_equal(ckpt_store_next_id(&id, st), 0);
-    struct ckpt_obj o;
-    memset(&o, 0, sizeof o);
-    o.obj_id = id;
-    o.cont_id = cont;
-    o.obj_name = oname;
-    o.time_step = 3;
-    assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
-    assert_int_equal(ckpt_store_put_obj(st, id, oname, strlen(oname), 3, buf, len), 0);
+    uint64_t id = put_obj(st, cont, oname, 3);
     struct ckpt_kvtag t = {tname, 2, sizeof v, &v};
-    assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t), 0);
-    assert_int_equal(ckpt_store_put_kvtag(st, id, tname, strlen(tname), buf, len), 0);
+    put_tag(st, id, &t);
     assert_int_equal(ckpt_store_cont_add(st, cont, &id, 1), 0);
     assert_int_equal(ckpt_store_checkpoint(st), 0);
 

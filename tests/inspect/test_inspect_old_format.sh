@@ -7,9 +7,8 @@
 # usage: test_inspect_old_format.sh INSPECT DATA_DIR
 set -euo pipefail
 insp=$1 data=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=inspect_lib.sh
+. "$(dirname "$0")/inspect_lib.sh"
 for v in 1 2; do
     cp -a "$data/store_v$v/root" "$dir/v$v"
     "$insp" verify "$dir/v$v" >"$dir/out" || fail "v$v: verify: $(cat "$dir/out")"

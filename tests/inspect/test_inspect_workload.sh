@@ -5,20 +5,9 @@
 # usage: test_inspect_workload.sh WORKLOAD INSPECT MPIEXEC NUMPROC_FLAG
 set -euo pipefail
 wl=$1 insp=$2 mpiexec=$3 npflag=$4
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+# shellcheck source=inspect_lib.sh
+. "$(dirname "$0")/inspect_lib.sh"
 S=$dir/s
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect_rc RC CMD...: run CMD (output to $dir/out, $dir/err), check its exit status
-expect_rc() {
-    local want=$1 rc=0
-    shift
-    "$@" >"$dir/out" 2>"$dir/err" || rc=$?
-    if [ "$rc" != "$want" ]; then
-        cat "$dir/out" "$dir/err" >&2
-        fail "exit $rc, expected $want: $*"
-    fi
-}
 py() { python3 -c "$@"; }
 
 # 500 objects x 3 tags, obj0..obj9 tagged "Group" = i, a region every 8th

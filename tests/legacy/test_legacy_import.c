@@ -836,6 +836,27 @@ static void test_bad_files_leave_nothing(void **state)
 
 /* Objects named twice, containers named twice, an id shared by an object
  * and a container: refused before anything is written. */
+/* A bucket of one object o named "dup" (with id), no kvtags, no regions. */
+static void dup_bucket(struct ltu_buf *b, struct ckpt_obj *o, uint64_t id)
+{
+    ltu_i32(b, 1);
+    ltu_u32(b, ckpt_djb2("dup"));
+    o->obj_id = id;
+    ltu_meta(b, o);
+    ltu_i32(b, 0);
+    ltu_i32(b, 0);
+}
+
+/* The end of a file (no data-server region lists, no transfer-query blob);
+ * written to path, b freed. */
+static void end_file(struct ltu_buf *b, const char *path)
+{
+    ltu_i32(b, 0);
+    ltu_u64(b, 0);
+    ltu_write_file(path, b->p, b->len);
+    free(b->p);
+}
+
 static void test_inconsistent_files(void **state)
 {
     struct fix *f = *state;
@@ -855,18 +876,10 @@ static void test_inconsistent_files(void **state)
     /* same name and time step, different ids, in two files */
     for (int k = 0; k < 2; k++) {
         struct ltu_buf b = {NULL, 0, 0};
-        ltu_i32(&b, 0);
-        ltu_i32(&b, 1);
-        ltu_i32(&b, 1);
-        ltu_u32(&b, ckpt_djb2("dup"));
-        o.obj_id = 1000000001ull + (uint64_t)k;
-        ltu_meta(&b, &o);
-        ltu_i32(&b, 0);
-        ltu_i32(&b, 0);
-        ltu_i32(&b, 0);
-        ltu_u64(&b, 0);
-        ltu_write_file(k ? bpath : a, b.p, b.len);
-        free(b.p);
+        ltu_i32(&b, 0); /* no containers */
+        ltu_i32(&b, 1); /* one bucket */
+        dup_bucket(&b, &o, 1000000001ull + (uint64_t)k);
+        end_file(&b, k ? bpath : a);
     }
     expect_fail(f, files, 2, 2, CKPT_E_INVAL, "object \"dup\" at time_step 0", "also exists");
     assert_nothing_left(f);
@@ -877,18 +890,9 @@ static void test_inconsistent_files(void **state)
         ltu_i32(&b, 1);
         ltu_cont(&b, k ? 1000000001ull : 1000000000ull, k ? "cx" : "c");
         ltu_i32(&b, k ? 0 : 1);
-        if (!k) {
-            ltu_i32(&b, 1);
-            ltu_u32(&b, ckpt_djb2("dup"));
-            o.obj_id = 1000000001ull;
-            ltu_meta(&b, &o);
-            ltu_i32(&b, 0);
-            ltu_i32(&b, 0);
-        }
-        ltu_i32(&b, 0);
-        ltu_u64(&b, 0);
-        ltu_write_file(k ? bpath : a, b.p, b.len);
-        free(b.p);
+        if (!k)
+            dup_bucket(&b, &o, 1000000001ull);
+        end_file(&b, k ? bpath : a);
     }
     expect_fail(f, files, 2, 1, CKPT_E_INVAL, "obj_id 1000000001 is also the id of the container",
                 NULL);

@@ -408,29 +408,33 @@ struct patch {
     size_t size;
 };
 
-static void corrupt_i32(const struct patch *p, size_t off, int32_t v, size_t at, const char *want)
+/* the int32 (is_u64 0) or uint64 at off set to v */
+static void corrupt(const struct patch *p, size_t off, int is_u64, uint64_t v, size_t at,
+                    const char *want)
 {
     uint8_t *c = malloc(p->size);
     assert_non_null(c);
     memcpy(c, p->orig, p->size);
-    ltu_set_i32(c, off, v);
+    if (is_u64)
+        ltu_set_u64(c, off, v);
+    else
+        ltu_set_i32(c, off, (int32_t)v);
     size_t got = expect_reject(p->name, c, p->size, want);
     if (got != at)
-        fail_msg("patch of int32 at %zu to %d: error at byte %zu, expected %zu", off, (int)v, got,
-                 at);
+        fail_msg("patch of %s at %zu to %lld: error at byte %zu, expected %zu",
+                 is_u64 ? "uint64" : "int32", off, is_u64 ? (long long)v : (long long)(int32_t)v,
+                 got, at);
     free(c);
+}
+
+static void corrupt_i32(const struct patch *p, size_t off, int32_t v, size_t at, const char *want)
+{
+    corrupt(p, off, 0, (uint64_t)(int64_t)v, at, want);
 }
 
 static void corrupt_u64(const struct patch *p, size_t off, uint64_t v, size_t at, const char *want)
 {
-    uint8_t *c = malloc(p->size);
-    assert_non_null(c);
-    memcpy(c, p->orig, p->size);
-    ltu_set_u64(c, off, v);
-    size_t got = expect_reject(p->name, c, p->size, want);
-    if (got != at)
-        fail_msg("patch of uint64 at %zu: error at byte %zu, expected %zu", off, got, at);
-    free(c);
+    corrupt(p, off, 1, v, at, want);
 }
 
 static void corrupt_bytes(const struct patch *p, size_t off, int byte, size_t n, size_t at,

@@ -90,6 +90,7 @@
 #include <unistd.h>
 
 #include "pdc.h"
+#include "pdc_manifest.h"
 
 #define MAX_NAME 64
 #define BIN_SIZE 37  /* binary value, PDC_UINT8 */
@@ -116,6 +117,73 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- a command's PDC session ---- */
+
+struct sess {
+    pdcid_t pdc, cprop, cont;
+};
+
+/* PDCinit, and with cont non-NULL that container (created, or the
+ * existing one of that name), both checked: 1 when all is there. */
+static int sess_open(struct sess *s, const char *cont)
+{
+    memset(s, 0, sizeof *s);
+    s->pdc = PDCinit("pdc");
+    CHECK(s->pdc != 0, "PDCinit");
+    if (s->pdc == 0 || cont == NULL)
+        return s->pdc != 0;
+    s->cprop = PDCprop_create(PDC_CONT_CREATE, s->pdc);
+    s->cont = PDCcont_create(cont, s->cprop);
+    CHECK(s->cont != 0, "PDCcont_create(%s)", cont);
+    return s->cont != 0;
+}
+
+/* object `name` opened by name, checked (0 if it does not open) */
+static pdcid_t sess_obj(const struct sess *s, const char *name)
+{
+    pdcid_t o = s->pdc != 0 ? PDCobj_open(name, s->pdc) : 0;
+    CHECK(o != 0, "PDCobj_open(%s)", name);
+    return o;
+}
+
+/* object PREFIX<i> opened by name, checked */
+static pdcid_t sess_obj_nth(const struct sess *s, const char *prefix, long i)
+{
+    char n[MAX_NAME];
+    snprintf(n, sizeof n, "%s%ld", prefix, i);
+    return sess_obj(s, n);
+}
+
+/* a new object `name` in the session's container: type, ndim dims and,
+ * unless NULL, app name app (0 if the create failed, unchecked) */
+static pdcid_t sess_new_obj(const struct sess *s, const char *name, pdc_var_type_t type, int ndim,
+                            uint64_t *dims, const char *app)
+{
+    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, s->pdc);
+    if (app != NULL)
+        PDCprop_set_obj_app_name(prop, (char *)app);
+    PDCprop_set_obj_type(prop, type);
+    PDCprop_set_obj_dims(prop, ndim, dims);
+    pdcid_t o = s->cont != 0 ? PDCobj_create(s->cont, (char *)name, prop) : 0;
+    PDCprop_close(prop);
+    return o;
+}
+
+/* The end of command cmd: the session closed, its checks summed up;
+ * the exit status (1 when a check failed). */
+static int sess_end(struct sess *s, const char *cmd)
+{
+    if (s->cont != 0)
+        PDCcont_close(s->cont);
+    if (s->cprop != 0)
+        PDCprop_close(s->cprop);
+    if (s->pdc != 0)
+        PDCclose(s->pdc);
+    printf("%s: %d check(s) passed, %d failed\n", cmd, passes, failures);
+    fflush(stdout);
+    return failures ? 1 : 0;
 }
 
 /* ---- the workload of write/read: every value is a function of i ---- */
@@ -179,54 +247,8 @@ static void cont_tags(struct tagval *t, int c)
     set_tag(&t[2], "ct_u64", PDC_UINT64, &uv, sizeof uv);
 }
 
-/* ---- manifest: "cont NAME ID" / "obj NAME ID" / "deleted NAME ID" /
- * "new NAME ID"; later lines about a name win ---- */
-
-struct entry {
-    char kind[16];
-    char name[MAX_NAME];
-    uint64_t id;
-};
-
-struct manifest {
-    struct entry *e;
-    size_t n, cap;
-};
-
-static int manifest_add(struct manifest *m, const char *kind, const char *name, uint64_t id)
-{
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        struct entry *e = realloc(m->e, cap * sizeof *e);
-        if (e == NULL)
-            return -1;
-        m->e = e;
-        m->cap = cap;
-    }
-    snprintf(m->e[m->n].kind, sizeof m->e[m->n].kind, "%s", kind);
-    snprintf(m->e[m->n].name, sizeof m->e[m->n].name, "%s", name);
-    m->e[m->n].id = id;
-    m->n++;
-    return 0;
-}
-
-static int manifest_load(struct manifest *m, const char *path)
-{
-    char kind[16], name[MAX_NAME];
-    uint64_t id;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr, "pdc-ckpt-client: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    while (fscanf(f, "%15s %63s %" SCNu64, kind, name, &id) == 3)
-        if (manifest_add(m, kind, name, id) != 0) {
-            fclose(f);
-            return -1;
-        }
-    fclose(f);
-    return 0;
-}
+/* ---- manifest (pdc_manifest.h): "cont NAME ID" / "obj NAME ID" /
+ * "deleted NAME ID" / "new NAME ID" ---- */
 
 static int manifest_append(const char *path, const char *kind, const char *name, uint64_t id)
 {
@@ -437,15 +459,15 @@ static void create_new(pdcid_t cont, pdcid_t oprop, const char *name, struct man
 static int cmd_read(int nobj, const char *path, const char *newname)
 {
     struct manifest m = {0};
-    pdcid_t pdc = 0, oprop = 0, cont[2] = {0, 0};
+    struct sess s;
+    pdcid_t pdc, oprop = 0, cont[2] = {0, 0};
     char name[MAX_NAME], newn[MAX_NAME];
     struct tagval t[OBJ_TAGS];
 
-    if (manifest_load(&m, path) != 0)
+    if (manifest_load(&m, "pdc-ckpt-client", path) != 0)
         return 1;
-    pdc = PDCinit("pdc");
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
+    sess_open(&s, NULL);
+    if ((pdc = s.pdc) == 0)
         goto done;
     for (int c = 0; c < 2; c++) {
         struct tagval ct[CONT_TAGS];
@@ -532,14 +554,11 @@ done:
     for (int c = 0; c < 2; c++)
         if (cont[c] != 0)
             PDCcont_close(cont[c]);
-    if (pdc != 0)
-        PDCclose(pdc);
     free(m.e);
     if (type_dropped)
         printf("note: %d kvtag get(s) returned type PDC_UNKNOWN (PDC drops the type on get)\n",
                type_dropped);
-    printf("read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "read");
 }
 
 /* The name of an object that exists cannot be created again: the server
@@ -611,10 +630,10 @@ static int cmd_putloop(long count, long pause_after, const char *ackpath)
 
 static int cmd_putcheck(long acked, long pause_after)
 {
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t obj = pdc != 0 ? PDCobj_open("ko", pdc) : 0;
+    struct sess s;
+    sess_open(&s, NULL);
+    pdcid_t obj = sess_obj(&s, "ko");
     long first_absent = -1, present_after_hole = -1, present = 0;
-    CHECK(obj != 0, "PDCobj_open(ko)");
     if (obj == 0)
         goto done;
     /* probe past the acknowledged ones to see that nothing beyond K is there */
@@ -650,10 +669,7 @@ static int cmd_putcheck(long acked, long pause_after)
           first_absent, acked);
     PDCobj_close(obj);
 done:
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("putcheck: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "putcheck");
 }
 
 /* ---- region data and the DART index (data-write / data-read) ---- */
@@ -753,23 +769,15 @@ static void check_regions(pdcid_t o1, pdcid_t o2, int i, const char *when)
     CHECK(memcmp(b2, want2, sizeof b2) == 0, "%s: r%d_2d: the bytes read differ", when, i);
 }
 
-static int write_regions(pdcid_t cont, pdcid_t pdc, int i)
+static int write_regions(const struct sess *s, int i)
 {
     static int32_t b1[REG_N];
     static double b2[REG_ROWS * REG_COLS];
     char n1[MAX_NAME], n2[MAX_NAME];
-    uint64_t dims[2] = {REG_N, 0}, off[2] = {0, 0}, len[2];
-    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc), o1, o2;
+    uint64_t dims1[1] = {REG_N}, dims2[2] = {REG_ROWS, REG_COLS}, off[2] = {0, 0}, len[2];
     reg_names(i, n1, n2);
-    PDCprop_set_obj_type(prop, PDC_INT);
-    PDCprop_set_obj_dims(prop, 1, dims);
-    o1 = PDCobj_create(cont, n1, prop);
-    dims[0] = REG_ROWS;
-    dims[1] = REG_COLS;
-    PDCprop_set_obj_type(prop, PDC_DOUBLE);
-    PDCprop_set_obj_dims(prop, 2, dims);
-    o2 = PDCobj_create(cont, n2, prop);
-    PDCprop_close(prop);
+    pdcid_t o1 = sess_new_obj(s, n1, PDC_INT, 1, dims1, NULL);
+    pdcid_t o2 = sess_new_obj(s, n2, PDC_DOUBLE, 2, dims2, NULL);
     CHECK(o1 != 0 && o2 != 0, "PDCobj_create(%s, %s)", n1, n2);
     if (o1 == 0 || o2 == 0)
         return -1;
@@ -882,17 +890,11 @@ enum { DART_RECORDS = 30, DART_NEW = 500 };
 
 static int cmd_data_write(int nobj)
 {
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
-        goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("dc", cprop);
-    CHECK(cont != 0, "PDCcont_create(dc)");
-    if (cont == 0)
+    struct sess s;
+    if (!sess_open(&s, "dc"))
         goto done;
     for (int i = 0; i < nobj; i++)
-        if (write_regions(cont, pdc, i) != 0)
+        if (write_regions(&s, i) != 0)
             goto done;
     for (int k = 0; k < DART_RECORDS; k++)
         if (!dart_insert(k))
@@ -901,14 +903,7 @@ static int cmd_data_write(int nobj)
     printf("data-write: %d objects x 2 with region data, %d DART records x 2\n", nobj,
            DART_RECORDS);
 done:
-    if (cont != 0)
-        PDCcont_close(cont);
-    if (cprop != 0)
-        PDCprop_close(cprop);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("data-write: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "data-write");
 }
 
 /* After restart `round` (1, 2, ...): every region reads back byte for
@@ -919,14 +914,13 @@ static int cmd_data_read(int nobj, int round, int dart)
 {
     char n1[MAX_NAME], n2[MAX_NAME], when[32];
     int extra[16], nextra = 0;
-    pdcid_t pdc = PDCinit("pdc");
+    struct sess s;
     snprintf(when, sizeof when, "after restart %d", round);
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
+    if (!sess_open(&s, NULL))
         goto done;
     for (int i = 0; i < nobj; i++) {
         reg_names(i, n1, n2);
-        pdcid_t o1 = PDCobj_open(n1, pdc), o2 = PDCobj_open(n2, pdc);
+        pdcid_t o1 = PDCobj_open(n1, s.pdc), o2 = PDCobj_open(n2, s.pdc);
         CHECK(o1 != 0 && o2 != 0, "%s: PDCobj_open(%s, %s)", when, n1, n2);
         if (o1 == 0 || o2 == 0)
             continue;
@@ -944,10 +938,7 @@ static int cmd_data_read(int nobj, int round, int dart)
         dart_check(DART_RECORDS, extra, nextra, "after a new insert");
     }
 done:
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("data-read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "data-read");
 }
 
 /* ---- a full disk (full-put / full-more / full-check) ----
@@ -986,20 +977,28 @@ static int full_put(pdcid_t obj, long i)
     return PDCobj_put_tag(obj, tag, v, PDC_UINT8, FULL_LEN) == SUCCEED;
 }
 
+/* What full-more/full-check and rfull-more/rfull-check write and read
+ * back: unit i (a kvtag f<i>, or chunk i) put, or got and compared (a
+ * failed get is a failed check) */
+struct unit_ops {
+    int (*put)(pdcid_t obj, long i);
+    int (*get)(pdcid_t obj, long i, const char *when);
+    const char *unit, *noun; /* "f" "tags", "chunk " "chunks" */
+};
+static const struct unit_ops full_unit = {full_put, full_get, "f", "tags"};
+
 /* Put f0, f1, ... until a put is refused (the store cannot commit), at
  * most `count`; then: three more puts are refused too, reads of f0 and of
  * the last acknowledged tag go on. Prints "full-put: acked A". */
 static int cmd_full_put(long count)
 {
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, oprop = 0, obj = 0;
+    struct sess s;
+    pdcid_t oprop = 0, obj = 0;
     long acked = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
+    if (!sess_open(&s, "fc"))
         goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("fc", cprop);
-    oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-    obj = cont != 0 ? PDCobj_create(cont, "kf", oprop) : 0;
+    oprop = PDCprop_create(PDC_OBJ_CREATE, s.pdc);
+    obj = PDCobj_create(s.cont, "kf", oprop);
     CHECK(obj != 0, "create fc/kf");
     if (obj == 0)
         goto done;
@@ -1016,46 +1015,9 @@ static int cmd_full_put(long count)
 done:
     if (obj != 0)
         PDCobj_close(obj);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("full-put: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
-}
-
-/* Space is back: the next put (f<acked>) is accepted. */
-static int cmd_full_more(long acked)
-{
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t obj = pdc != 0 ? PDCobj_open("kf", pdc) : 0;
-    CHECK(obj != 0, "PDCobj_open(kf)");
-    if (obj != 0) {
-        CHECK(full_put(obj, acked), "put f%ld once space is back", acked);
-        full_get(obj, acked, "space back");
-        PDCobj_close(obj);
-    }
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("full-more: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
-}
-
-/* After a restart: f0 .. f<acked-1> are all there, byte for byte. */
-static int cmd_full_check(long acked)
-{
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t obj = pdc != 0 ? PDCobj_open("kf", pdc) : 0;
-    long ok = 0;
-    CHECK(obj != 0, "PDCobj_open(kf)");
-    if (obj != 0) {
-        for (long i = 0; i < acked; i++)
-            ok += full_get(obj, i, "after restart");
-        PDCobj_close(obj);
-    }
-    printf("full-check: %ld of %ld acknowledged tags read back\n", ok, acked);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("full-check: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    if (oprop != 0)
+        PDCprop_close(oprop);
+    return sess_end(&s, "full-put");
 }
 
 /* ---- committed and uncommitted regions (split-write / split-read) ----
@@ -1077,30 +1039,16 @@ static int32_t split_val(int i, uint64_t k)
 static int cmd_split_write(int nobj)
 {
     static int32_t b[2 * REG_N];
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
-        goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("sc", cprop);
-    CHECK(cont != 0, "PDCcont_create(sc)");
-    if (cont == 0)
+    struct sess s;
+    if (!sess_open(&s, "sc"))
         goto done;
     for (int half = 0; half < 2; half++) {
         for (int i = 0; i < nobj; i++) {
             char n[MAX_NAME];
             uint64_t dims[1] = {2 * REG_N}, off[1] = {(uint64_t)half * REG_N}, len[1] = {REG_N};
             snprintf(n, sizeof n, "u%d", i);
-            pdcid_t o;
-            if (half == 0) {
-                pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-                PDCprop_set_obj_type(prop, PDC_INT);
-                PDCprop_set_obj_dims(prop, 1, dims);
-                o = PDCobj_create(cont, n, prop);
-                PDCprop_close(prop);
-            }
-            else
-                o = PDCobj_open(n, pdc);
+            pdcid_t o = half == 0 ? sess_new_obj(&s, n, PDC_INT, 1, dims, NULL)
+                                  : PDCobj_open(n, s.pdc);
             CHECK(o != 0, "%s %s", half ? "PDCobj_open" : "PDCobj_create", n);
             if (o == 0)
                 goto done;
@@ -1116,31 +1064,21 @@ static int cmd_split_write(int nobj)
     }
     printf("split-write: second halves written (not committed)\n");
 done:
-    if (cont != 0)
-        PDCcont_close(cont);
-    if (cprop != 0)
-        PDCprop_close(cprop);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("split-write: %d check(s) passed, %d failed\n", passes, failures);
-    fflush(stdout);
-    return failures ? 1 : 0;
+    return sess_end(&s, "split-write");
 }
 
 static int cmd_split_read(int nobj)
 {
     static int32_t b[2 * REG_N], want[2 * REG_N];
-    pdcid_t pdc = PDCinit("pdc");
+    struct sess s;
     int refused = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
+    if (!sess_open(&s, NULL))
         goto done;
     for (int i = 0; i < nobj; i++) {
         char n[MAX_NAME];
         uint64_t off[1] = {0}, len[1] = {REG_N};
         snprintf(n, sizeof n, "u%d", i);
-        pdcid_t o = PDCobj_open(n, pdc);
-        CHECK(o != 0, "PDCobj_open(%s)", n);
+        pdcid_t o = sess_obj(&s, n);
         if (o == 0)
             continue;
         for (uint64_t k = 0; k < 2 * REG_N; k++)
@@ -1164,10 +1102,7 @@ static int cmd_split_read(int nobj)
     }
     printf("split-read: %d read(s) of uncommitted regions refused\n", refused);
 done:
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("split-read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "split-read");
 }
 
 /* ---- a damaged record (dmg-write / dmg-read) ----
@@ -1179,26 +1114,16 @@ done:
  * object. */
 static int cmd_dmg_write(int nobj)
 {
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
-        goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("zc", cprop);
-    CHECK(cont != 0, "PDCcont_create(zc)");
-    for (int i = 0; cont != 0 && i < nobj; i++) {
+    struct sess s;
+    sess_open(&s, "zc");
+    for (int i = 0; s.cont != 0 && i < nobj; i++) {
         char n[MAX_NAME], app[MAX_NAME], v[MAX_NAME];
         snprintf(n, sizeof n, "z%d", i);
         snprintf(app, sizeof app, "zapp-%d", i);
         snprintf(v, sizeof v, "zval-%d", i);
         uint64_t dims[1] = {256}, off[1] = {0};
         int32_t data[256];
-        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-        PDCprop_set_obj_app_name(prop, app);
-        PDCprop_set_obj_type(prop, PDC_INT);
-        PDCprop_set_obj_dims(prop, 1, dims);
-        pdcid_t o = PDCobj_create(cont, n, prop);
-        PDCprop_close(prop);
+        pdcid_t o = sess_new_obj(&s, n, PDC_INT, 1, dims, app);
         CHECK(o != 0, "PDCobj_create(%s)", n);
         if (o == 0)
             continue;
@@ -1210,15 +1135,7 @@ static int cmd_dmg_write(int nobj)
         }
         PDCobj_close(o);
     }
-done:
-    if (cont != 0)
-        PDCcont_close(cont);
-    if (cprop != 0)
-        PDCprop_close(cprop);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("dmg-write: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "dmg-write");
 }
 
 /* After a restart from a store with damaged records: every z<i> whose
@@ -1242,10 +1159,9 @@ static int in_list(const char *list, int i)
 
 static int cmd_dmg_read(int nobj, const char *bad)
 {
-    pdcid_t pdc = PDCinit("pdc");
+    struct sess s;
     int refused = 0, good = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
+    if (!sess_open(&s, NULL))
         goto done;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < nobj; i++) {
@@ -1254,7 +1170,7 @@ static int cmd_dmg_read(int nobj, const char *bad)
                 continue;
             snprintf(n, sizeof n, "z%d", i);
             snprintf(v, sizeof v, "zval-%d", i);
-            pdcid_t o = PDCobj_open(n, pdc);
+            pdcid_t o = PDCobj_open(n, s.pdc);
             if (pass == 0) {
                 CHECK(o == 0, "PDCobj_open(%s) of a damaged record succeeded", n);
                 refused += o == 0;
@@ -1277,10 +1193,7 @@ static int cmd_dmg_read(int nobj, const char *bad)
         }
     printf("dmg-read: %d damaged object(s) refused, %d read back\n", refused, good);
 done:
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("dmg-read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "dmg-read");
 }
 
 /* ---- the store has no id to give (id-create / id-read) ----
@@ -1291,17 +1204,17 @@ done:
  * return 0 (PDC: no id), never an object. */
 static int cmd_id_create(long count)
 {
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, cx = 0;
+    struct sess s;
+    pdcid_t cprop = 0, cont = 0, cx = 0;
     long k = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
+    if (!sess_open(&s, NULL)) /* its containers are made here: their creates may fail */
         goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+    cprop = PDCprop_create(PDC_CONT_CREATE, s.pdc);
     cont = PDCcont_create("ic", cprop);
     for (; cont != 0 && k < count; k++) {
         char n[MAX_NAME];
         snprintf(n, sizeof n, "io%ld", k);
-        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, s.pdc);
         pdcid_t o = PDCobj_create(cont, n, prop);
         PDCprop_close(prop);
         if (o == 0)
@@ -1323,20 +1236,14 @@ done:
 /* After a restart: io0 .. io<count-1> open by name. */
 static int cmd_id_read(long count)
 {
-    pdcid_t pdc = PDCinit("pdc");
-    CHECK(pdc != 0, "PDCinit");
-    for (long k = 0; pdc != 0 && k < count; k++) {
-        char n[MAX_NAME];
-        snprintf(n, sizeof n, "io%ld", k);
-        pdcid_t o = PDCobj_open(n, pdc);
-        CHECK(o != 0, "PDCobj_open(%s)", n);
+    struct sess s;
+    sess_open(&s, NULL);
+    for (long k = 0; s.pdc != 0 && k < count; k++) {
+        pdcid_t o = sess_obj_nth(&s, "io", k);
         if (o != 0)
             PDCobj_close(o);
     }
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("id-read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "id-read");
 }
 
 /* ---- PDC's transfer-request table (xfer-write / xfer-read) ----
@@ -1385,24 +1292,19 @@ static void xf_check(pdcid_t o, int i, const char *when)
 static int cmd_xfer_write(int first, int nobj, const char *part)
 {
     static int32_t b[XF_N];
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0;
-    CHECK(pdc != 0, "PDCinit");
-    if (pdc == 0)
-        goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("xc", cprop);
-    CHECK(cont != 0, "PDCcont_create(xc)");
-    for (int i = first; cont != 0 && i < first + nobj; i++) {
+    struct sess s;
+    sess_open(&s, "xc");
+    for (int i = first; s.cont != 0 && i < first + nobj; i++) {
         char n[MAX_NAME];
         uint64_t dims[1] = {XF_N};
         snprintf(n, sizeof n, "v%d", i);
-        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, s.pdc);
         PDCprop_set_obj_type(prop, PDC_INT);
         PDCprop_set_obj_dims(prop, 1, dims);
         CHECK(PDCprop_set_obj_transfer_region_type(prop, (pdc_region_partition_t)xf_part(part)) ==
                   SUCCEED,
               "set transfer region type %s", part);
-        pdcid_t o = PDCobj_create(cont, n, prop);
+        pdcid_t o = PDCobj_create(s.cont, n, prop);
         PDCprop_close(prop);
         CHECK(o != 0, "PDCobj_create(%s)", n);
         if (o == 0)
@@ -1416,35 +1318,21 @@ static int cmd_xfer_write(int first, int nobj, const char *part)
         xf_check(o, i, "before close");
         PDCobj_close(o);
     }
-done:
-    if (cont != 0)
-        PDCcont_close(cont);
-    if (cprop != 0)
-        PDCprop_close(cprop);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("xfer-write: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "xfer-write");
 }
 
 static int cmd_xfer_read(int nobj)
 {
-    pdcid_t pdc = PDCinit("pdc");
-    CHECK(pdc != 0, "PDCinit");
-    for (int i = 0; pdc != 0 && i < nobj; i++) {
-        char n[MAX_NAME];
-        snprintf(n, sizeof n, "v%d", i);
-        pdcid_t o = PDCobj_open(n, pdc);
-        CHECK(o != 0, "PDCobj_open(%s)", n);
+    struct sess s;
+    sess_open(&s, NULL);
+    for (int i = 0; s.pdc != 0 && i < nobj; i++) {
+        pdcid_t o = sess_obj_nth(&s, "v", i);
         if (o == 0)
             continue;
         xf_check(o, i, "after restart");
         PDCobj_close(o);
     }
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("xfer-read: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "xfer-read");
 }
 
 /* ---- region data on a full file system (rfull-write / rfull-more /
@@ -1474,26 +1362,62 @@ static int rf_chunk(pdcid_t o, long k, pdc_access_t access, const char *when)
     return ok;
 }
 
+static int rf_put(pdcid_t o, long k)
+{
+    return rf_chunk(o, k, PDC_WRITE, "");
+}
+
+static int rf_get(pdcid_t o, long k, const char *when)
+{
+    return rf_chunk(o, k, PDC_READ, when);
+}
+
+static const struct unit_ops rf_unit = {rf_put, rf_get, "chunk ", "chunks"};
+
+/* Space is back: unit `acked` is written (put) and reads back. */
+static int cmd_more(const char *cmd, const char *objname, const struct unit_ops *u, long acked)
+{
+    struct sess s;
+    sess_open(&s, NULL);
+    pdcid_t obj = sess_obj(&s, objname);
+    if (obj != 0) {
+        CHECK(u->put(obj, acked), "write %s%ld once space is back", u->unit, acked);
+        u->get(obj, acked, "space back");
+        PDCobj_close(obj);
+    }
+    return sess_end(&s, cmd);
+}
+
+/* After a restart: units 0 .. acked-1 all read back, byte for byte. */
+static int cmd_check(const char *cmd, const char *objname, const struct unit_ops *u, long acked)
+{
+    struct sess s;
+    sess_open(&s, NULL);
+    pdcid_t obj = sess_obj(&s, objname);
+    long ok = 0;
+    for (long i = 0; obj != 0 && i < acked; i++)
+        ok += u->get(obj, i, "after restart");
+    if (obj != 0)
+        PDCobj_close(obj);
+    printf("%s: %ld of %ld acknowledged %s read back\n", cmd, ok, acked, u->noun);
+    return sess_end(&s, cmd);
+}
+
 /* Write chunks 0, 1, ... until one is refused (at most `count`), append
  * each acknowledged k to `ackpath`; then three more writes must be
  * refused too, and reads of chunk 0 and of the last acknowledged chunk go
  * on. Prints "rfull-write: acked A". */
 static int cmd_rfull_write(const char *name, long count, const char *ackpath)
 {
-    pdcid_t pdc = PDCinit("pdc"), cprop = 0, cont = 0, obj = 0;
+    struct sess s;
+    pdcid_t obj = 0;
     long acked = 0;
     FILE *ack = fopen(ackpath, "w");
-    CHECK(pdc != 0 && ack != NULL, "PDCinit, %s", ackpath);
-    if (pdc == 0 || ack == NULL)
+    CHECK(ack != NULL, "%s: %s", ackpath, strerror(errno));
+    if (!sess_open(&s, "wc") || ack == NULL)
         goto done;
-    cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("wc", cprop);
     uint64_t dims[1] = {(uint64_t)RF_CHUNKS * RF_CHUNK};
-    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-    PDCprop_set_obj_type(prop, PDC_INT);
-    PDCprop_set_obj_dims(prop, 1, dims);
-    obj = cont != 0 ? PDCobj_create(cont, name, prop) : 0;
-    PDCprop_close(prop);
+    obj = sess_new_obj(&s, name, PDC_INT, 1, dims, NULL);
     CHECK(obj != 0, "create wc/%s", name);
     if (obj == 0)
         goto done;
@@ -1517,46 +1441,10 @@ done:
         fclose(ack);
     if (obj != 0)
         PDCobj_close(obj);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("rfull-write: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return sess_end(&s, "rfull-write");
 }
 
-/* Space is back: chunk `acked` is written and reads back. */
-static int cmd_rfull_more(const char *name, long acked)
-{
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t obj = pdc != 0 ? PDCobj_open(name, pdc) : 0;
-    CHECK(obj != 0, "PDCobj_open(%s)", name);
-    if (obj != 0) {
-        CHECK(rf_chunk(obj, acked, PDC_WRITE, ""), "write chunk %ld once space is back", acked);
-        rf_chunk(obj, acked, PDC_READ, "space back");
-        PDCobj_close(obj);
-    }
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("rfull-more: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
-}
 
-/* After a restart: chunks 0 .. acked-1 read back byte for byte. */
-static int cmd_rfull_check(const char *name, long acked)
-{
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t obj = pdc != 0 ? PDCobj_open(name, pdc) : 0;
-    long ok = 0;
-    CHECK(obj != 0, "PDCobj_open(%s)", name);
-    for (long k = 0; obj != 0 && k < acked; k++)
-        ok += rf_chunk(obj, k, PDC_READ, "after restart");
-    printf("rfull-check: %ld of %ld acknowledged chunks read back\n", ok, acked);
-    if (obj != 0)
-        PDCobj_close(obj);
-    if (pdc != 0)
-        PDCclose(pdc);
-    printf("rfull-check: %d check(s) passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
-}
 
 /* ---- benchmark clients ---- */
 
@@ -1744,9 +1632,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "full-put") == 0 && count > 0)
         return cmd_full_put(count);
     if (strcmp(cmd, "full-more") == 0 && acked > 0)
-        return cmd_full_more(acked);
+        return cmd_more(cmd, "kf", &full_unit, acked);
     if (strcmp(cmd, "full-check") == 0 && acked > 0)
-        return cmd_full_check(acked);
+        return cmd_check(cmd, "kf", &full_unit, acked);
     if (strcmp(cmd, "split-write") == 0 && objects > 0)
         return cmd_split_write((int)objects);
     if (strcmp(cmd, "split-read") == 0 && objects > 0)
@@ -1770,9 +1658,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "rfull-write") == 0 && count > 0 && ack)
         return cmd_rfull_write(name ? name : "w", count, ack);
     if (strcmp(cmd, "rfull-more") == 0 && acked >= 0)
-        return cmd_rfull_more(name ? name : "w", acked);
+        return cmd_more(cmd, name ? name : "w", &rf_unit, acked);
     if (strcmp(cmd, "rfull-check") == 0 && acked >= 0)
-        return cmd_rfull_check(name ? name : "w", acked);
+        return cmd_check(cmd, name ? name : "w", &rf_unit, acked);
     usage();
     return 2;
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the `pdc` test scripts, tools/bench/pdc_bench.sh and
 # tools/pdc/srv_roundtrip.sh (one copy of this logic): start real
 # PDC servers (1 or more ranks under mpiexec), wait for "Server ready" with a
@@ -246,4 +247,84 @@ pdc_server_hwm_kb() {
         [ "${v:-0}" -gt "$m" ] && m=$v
     done
     echo "$m"
+}
+
+# The test scripts' own helpers (tests/pdc/test_pdc_*.sh).
+
+# pdc_test_init "$0" "$@": the port lock, then pdc_setup PREFIX ($1) with a
+# fresh work directory and none of the caller's PDC_CKPT_* settings (each
+# test sets its own); sets store (where the servers keep the store)
+pdc_test_init() {
+    pdc_take_port_lock "$@"
+    pdc_setup "$2"
+    unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_COMMIT_MS \
+        PDC_CKPT_SYNC PDC_CKPT_CLOSE_RETRY_S PDC_CKPT_FALLBACK_DIR
+    store=$PDC_TMPDIR/pdc-ckpt
+}
+
+# pdc_need_mode MODE ALLOWED...: exit 2 (usage) unless MODE is one of ALLOWED
+pdc_need_mode() {
+    local m=$1 a
+    shift
+    for a in "$@"; do
+        [ "$m" = "$a" ] && return 0
+    done
+    echo "usage: MODE is one of: $*"
+    exit 2
+}
+
+# pdc_run SHOW OUT CMD ARGS...: pdc_client CMD ARGS with its output in OUT;
+# the lines of OUT matching the extended regex SHOW are shown; the client's
+# status
+pdc_run() {
+    local show=$1 out=$2 st=0
+    shift 2
+    pdc_client "$@" >"$out" 2>&1 || st=$?
+    grep -E "$show" "$out" || true
+    return "$st"
+}
+
+# pdc_restart NP MODE LOG: pdc_start NP LOG restart, in the restart form
+# MODE (rebuild: PDC_CKPT_RESTART=rebuild for this start only; anything
+# else: the default, map)
+pdc_restart() {
+    local st=0
+    [ "$2" = rebuild ] && export PDC_CKPT_RESTART=rebuild
+    pdc_start "$1" "$3" restart || st=$?
+    unset PDC_CKPT_RESTART
+    return "$st"
+}
+
+# pdc_refused NP LOG PATTERN [restart]: a server start that must be refused:
+# pdc_server.exe (NP ranks) exits non-zero by itself (not by the timeout)
+# before "Server ready", without PDC's misleading "Error with Mercury init",
+# and its LOG matches PATTERN (extended regex); exits the script otherwise.
+# Sets PDC_REFUSED_ST (the exit status).
+pdc_refused() {
+    local np=$1 log=$2 pattern=$3 mode=${4:-} st=0
+    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n "$np" \
+        "$PDC_PREFIX/bin/pdc_server.exe" $mode) >"$log" 2>&1 || st=$?
+    if [ "$st" -eq 0 ] || [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
+        cat "$log"
+        echo "FAIL: $log: the server exited with status $st (expected a refusal, non-zero)"
+        exit 1
+    fi
+    grep -q "Server ready" "$log" && { cat "$log"; echo "FAIL: $log: \"Server ready\" after a refusal"; exit 1; }
+    grep -q "Error with Mercury init" "$log" &&
+        { cat "$log"; echo "FAIL: $log: misleading \"Error with Mercury init\" after the refusal"; exit 1; }
+    grep -Eq "$pattern" "$log" || { cat "$log"; echo "FAIL: $log: no /$pattern/ in the log"; exit 1; }
+    PDC_REFUSED_ST=$st
+}
+
+# pdc_close_fails OUT: close_server (output in OUT) and the server's exit
+# must both fail (a close that could not persist); sets PDC_CLOSE_ST and
+# PDC_EXIT_ST
+pdc_close_fails() {
+    PDC_CLOSE_ST=0
+    PDC_CLIENT_TIMEOUT=$PDC_CLOSE_TIMEOUT pdc_client "$PDC_PREFIX/bin/close_server" >"$1" 2>&1 ||
+        PDC_CLOSE_ST=$?
+    [ "$PDC_CLOSE_ST" -ne 0 ] || { echo "FAIL: close_server exited 0 although the store could not persist"; exit 1; }
+    PDC_EXIT_ST=0
+    pdc_wait_exit || PDC_EXIT_ST=$?
+    [ "$PDC_EXIT_ST" -ne 0 ] || { echo "FAIL: the server exited 0 although the store could not persist"; exit 1; }
 }

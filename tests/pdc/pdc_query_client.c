@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "pdc.h"
+#include "pdc_manifest.h"
 
 /* PDC's client library exports it; pdc.h does not declare it. */
 perr_t PDC_Client_query_kvtag(const pdc_kvtag_t *kvtag, int *n_res, uint64_t **pdc_ids);
@@ -57,47 +58,7 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* ---- manifest: "obj NAME ID" / "deleted NAME ID"; later lines win ---- */
-
-struct entry {
-    char name[MAX_NAME];
-    uint64_t id;
-    int deleted;
-};
-
-struct manifest {
-    struct entry *e;
-    size_t n, cap;
-};
-
-static int manifest_load(struct manifest *m, const char *path)
-{
-    char kind[16], name[MAX_NAME];
-    uint64_t id;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr, "pdc-ckpt-query: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    while (fscanf(f, "%15s %63s %" SCNu64, kind, name, &id) == 3) {
-        if (m->n == m->cap) {
-            size_t cap = m->cap ? 2 * m->cap : 256;
-            struct entry *e = realloc(m->e, cap * sizeof *e);
-            if (e == NULL) {
-                fclose(f);
-                return -1;
-            }
-            m->e = e;
-            m->cap = cap;
-        }
-        snprintf(m->e[m->n].name, MAX_NAME, "%s", name);
-        m->e[m->n].id = id;
-        m->e[m->n].deleted = strcmp(kind, "deleted") == 0;
-        m->n++;
-    }
-    fclose(f);
-    return 0;
-}
+/* ---- manifest (pdc_manifest.h): "obj NAME ID" / "deleted NAME ID" ---- */
 
 static const char *manifest_name(const struct manifest *m, uint64_t id)
 {
@@ -180,64 +141,80 @@ static int create_objs(pdcid_t cont, pdcid_t oprop, int from, int to, FILE *mf, 
     return 0;
 }
 
+/* write and more: container qc (created, or the existing one) and an
+ * object property, the manifest opened with fopen mode `mode` */
+struct wsess {
+    pdcid_t pdc, cprop, cont, oprop;
+    FILE *mf;
+};
+
+/* 0, or -1 when the manifest cannot be opened (then nothing else is made)
+ * or PDC's setup failed (said on stderr; end it with wsess_end all the
+ * same) */
+static int wsess_open(struct wsess *w, const char *cmd, const char *manifest, const char *mode)
+{
+    memset(w, 0, sizeof *w);
+    if ((w->mf = fopen(manifest, mode)) == NULL) {
+        fprintf(stderr, "pdc-ckpt-query: %s: %s\n", manifest, strerror(errno));
+        return -1;
+    }
+    w->pdc = PDCinit("pdc");
+    w->cprop = PDCprop_create(PDC_CONT_CREATE, w->pdc);
+    w->cont = PDCcont_create("qc", w->cprop); /* more: the existing container */
+    w->oprop = PDCprop_create(PDC_OBJ_CREATE, w->pdc);
+    if (w->pdc == 0 || w->cont == 0 || w->oprop == 0) {
+        fprintf(stderr, "pdc-ckpt-query: %s: PDC setup failed\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+/* the exit status: rc, or 1 when the manifest could not be written */
+static int wsess_end(struct wsess *w, int rc)
+{
+    if (w->mf == NULL || fclose(w->mf) != 0)
+        rc = 1;
+    if (w->mf != NULL) {
+        PDCcont_close(w->cont);
+        PDCprop_close(w->oprop);
+        PDCprop_close(w->cprop);
+        PDCclose(w->pdc);
+    }
+    return rc;
+}
+
 static int cmd_write(int n, const char *manifest)
 {
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    pdcid_t cont = PDCcont_create("qc", cprop);
-    pdcid_t oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-    FILE *mf = fopen(manifest, "w");
+    struct wsess w;
     int32_t zero = 0;
     int rc = 1;
-    if (mf == NULL) {
-        fprintf(stderr, "pdc-ckpt-query: %s: %s\n", manifest, strerror(errno));
-        return 1;
-    }
-    if (pdc == 0 || cont == 0 || oprop == 0) {
-        fprintf(stderr, "pdc-ckpt-query: write: PDC setup failed\n");
+    if (wsess_open(&w, "write", manifest, "w") != 0)
         goto done;
-    }
     /* container kvtags of the queried names: PDC's query never answers them */
-    if (PDCcont_put_tag(cont, "qs", "red_0", PDC_STRING, 6) != SUCCEED ||
-        PDCcont_put_tag(cont, "qi", &zero, PDC_INT, sizeof zero) != SUCCEED) {
+    if (PDCcont_put_tag(w.cont, "qs", "red_0", PDC_STRING, 6) != SUCCEED ||
+        PDCcont_put_tag(w.cont, "qi", &zero, PDC_INT, sizeof zero) != SUCCEED) {
         fprintf(stderr, "pdc-ckpt-query: container kvtags failed\n");
         goto done;
     }
-    if (create_objs(cont, oprop, 0, n, mf, 1) != 0)
+    if (create_objs(w.cont, w.oprop, 0, n, w.mf, 1) != 0)
         goto done;
     rc = failed;
     printf("write: %d objects\n", n);
 done:
-    if (fclose(mf) != 0)
-        rc = 1;
-    PDCcont_close(cont);
-    PDCprop_close(oprop);
-    PDCprop_close(cprop);
-    PDCclose(pdc);
-    return rc;
+    return wsess_end(&w, rc);
 }
 
 static int cmd_more(int n, const char *manifest)
 {
-    pdcid_t pdc = PDCinit("pdc");
-    pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    pdcid_t cont = PDCcont_create("qc", cprop); /* the existing container */
-    pdcid_t oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
-    FILE *mf = fopen(manifest, "a");
+    struct wsess w;
     int rc = 1;
-    if (mf == NULL) {
-        fprintf(stderr, "pdc-ckpt-query: %s: %s\n", manifest, strerror(errno));
-        return 1;
-    }
-    if (pdc == 0 || cont == 0 || oprop == 0) {
-        fprintf(stderr, "pdc-ckpt-query: more: PDC setup failed\n");
-        goto done;
-    }
-    if (create_objs(cont, oprop, n, n + 6, mf, 0) != 0)
+    if (wsess_open(&w, "more", manifest, "a") != 0 ||
+        create_objs(w.cont, w.oprop, n, n + 6, w.mf, 0) != 0)
         goto done;
     /* objects written before (not in PDC's tables after a map restart until
      * these open them) */
-    pdcid_t o1 = PDCobj_open("q1", pdc), o3 = PDCobj_open("q3", pdc), o5 = PDCobj_open("q5", pdc);
+    pdcid_t o1 = PDCobj_open("q1", w.pdc), o3 = PDCobj_open("q3", w.pdc),
+            o5 = PDCobj_open("q5", w.pdc);
     if (o1 == 0 || o3 == 0 || o5 == 0) {
         fprintf(stderr, "pdc-ckpt-query: more: PDCobj_open of q1, q3 or q5 failed\n");
         goto done;
@@ -249,20 +226,14 @@ static int cmd_more(int n, const char *manifest)
         fprintf(stderr, "pdc-ckpt-query: PDCobj_del(q5) failed\n");
         goto done;
     }
-    fprintf(mf, "deleted q5 %" PRIu64 "\n", id5);
+    fprintf(w.mf, "deleted q5 %" PRIu64 "\n", id5);
     PDCobj_close(o1);
     PDCobj_close(o3);
     PDCobj_close(o5);
     rc = failed;
     printf("more: objects q%d..q%d, q1/q3 retagged, q5 deleted\n", n, n + 5);
 done:
-    if (fclose(mf) != 0)
-        rc = 1;
-    PDCcont_close(cont);
-    PDCprop_close(oprop);
-    PDCprop_close(cprop);
-    PDCclose(pdc);
-    return rc;
+    return wsess_end(&w, rc);
 }
 
 /* ---- queries ---- */
@@ -327,7 +298,7 @@ static int run_query(const struct query *q, int *n, uint64_t **ids)
 static int cmd_query(const char *manifest, int wild)
 {
     struct manifest m = {NULL, 0, 0};
-    if (manifest_load(&m, manifest) != 0)
+    if (manifest_load(&m, "pdc-ckpt-query", manifest) != 0)
         return 1;
     pdcid_t pdc = PDCinit("pdc");
     int rc = pdc == 0;

@@ -18,23 +18,13 @@
 #    (PDC's region tables are restored before "Server ready").
 # usage: test_pdc_damaged.sh PREFIX CLIENT INSPECT REL_DAMAGE [OBJECTS]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") damage=$(realpath "$4") n=${5:-6}
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR
-store=$PDC_TMPDIR/pdc-ckpt
+client=$(realpath "$2") inspect=$(realpath "$3") damage=$(realpath "$4") n=${5:-6}
 
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|dmg-)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|dmg-)" "$1" "$client" "${@:2}"; }
 
 pdc_start 1 "$PDC_WORK/server0.log"
 run_client "$PDC_WORK/write.out" dmg-write --objects "$n" || { echo "FAIL: dmg-write"; exit 1; }
@@ -79,43 +69,19 @@ echo "ok: map restart: z1 and z3 fail to the client, $((n - 2)) others read back
 echo "== rebuild restart over the damaged store"
 rm -rf "$store"
 cp -a "$PDC_WORK/damaged-copy" "$store"
-st=0
-(cd "$PDC_WORK" && PDC_CKPT_RESTART=rebuild exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n 1 \
-    "$PDC_PREFIX/bin/pdc_server.exe" restart) >"$PDC_WORK/server2.log" 2>&1 || st=$?
-if [ "$st" -eq 0 ] || [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-    cat "$PDC_WORK/server2.log"
-    echo "FAIL: a rebuild restart over a damaged store exited $st (expected a refusal, non-zero)"
-    exit 1
-fi
-echo "rebuild restart: exit status $st"
-grep -q "Server ready" "$PDC_WORK/server2.log" && { echo "FAIL: \"Server ready\" after a refusal"; exit 1; }
+# refused, naming the damaged record
+PDC_CKPT_RESTART=rebuild pdc_refused 1 "$PDC_WORK/server2.log" \
+    "pdc-ckpt restart \(rebuild\) .*CKPT_E_CORRUPT: .*rank 0, database .*damaged" restart
+echo "rebuild restart: exit status $PDC_REFUSED_ST"
 grep "pdc-ckpt" "$PDC_WORK/server2.log" | head -5
-grep -q "pdc-ckpt restart (rebuild) .*CKPT_E_CORRUPT: .*rank 0, database .*damaged" "$PDC_WORK/server2.log" ||
-    { echo "FAIL: the refusal does not log CKPT_E_CORRUPT naming the record"; exit 1; }
-grep -q "Error with Mercury init" "$PDC_WORK/server2.log" &&
-    { echo "FAIL: misleading follow-up after the refusal"; exit 1; }
-
-# refused_restart MODE LOG PATTERN: the restart must exit non-zero before
-# "Server ready", logging PATTERN
-refused_restart() {
-    local st=0
-    (cd "$PDC_WORK" && PDC_CKPT_RESTART=$1 exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n 1 \
-        "$PDC_PREFIX/bin/pdc_server.exe" restart) >"$2" 2>&1 || st=$?
-    if [ "$st" -eq 0 ] || [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-        cat "$2"
-        echo "FAIL: a $1 restart over a damaged region record exited $st (expected a refusal)"
-        exit 1
-    fi
-    grep -q "Server ready" "$2" && { echo "FAIL: \"Server ready\" after a refusal"; exit 1; }
-    grep -Eq "$3" "$2" || { cat "$2"; echo "FAIL: $1: no /$3/ in the log"; exit 1; }
-    echo "ok: $1 restart over a damaged data region record: exit status $st"
-}
 
 echo "== a damaged data-server region record"
 rm -rf "$store"
 cp -a "$PDC_WORK/clean-copy" "$store"
 "$damage" "$store" 0 flip "$PDC_DATA_LOC/pdc_data/$idl/server0/s0000.bin"
 for m in map rebuild; do
-    refused_restart "$m" "$PDC_WORK/server-region-$m.log" "CKPT_E_CORRUPT: .*rank 0, database pdc_server, key"
+    PDC_CKPT_RESTART=$m pdc_refused 1 "$PDC_WORK/server-region-$m.log" \
+        "CKPT_E_CORRUPT: .*rank 0, database pdc_server, key" restart
+    echo "ok: $m restart over a damaged data region record: exit status $PDC_REFUSED_ST"
 done
 echo "PASS: a damaged record is never handed to PDC (map: the lookup fails; rebuild: refused)"

@@ -16,27 +16,17 @@
 #     inserted and deleted after the first restart included.
 # usage: test_pdc_dart.sh PREFIX DART_CLIENT INSPECT NP MODE [N]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-200}
-case "$mode" in map | rebuild) ;; *) echo "usage: MODE is map or rebuild"; exit 2 ;; esac
-pdc_setup "$prefix"
-store=$PDC_TMPDIR/pdc-ckpt
+client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-200}
+pdc_need_mode "$mode" map rebuild
 state=$PDC_WORK/dart.state
 universe=$((n + 60))
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR
 
 # run_client OUT ARGS...: the client's FAIL lines and summary are shown
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|pdc-ckpt-dart)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|pdc-ckpt-dart)" "$1" "$client" "${@:2}"; }
 answers() { # answers FILE WHEN
     run_client "$PDC_WORK/$1.out" answers --state "$state" --universe "$universe" \
         --out "$PDC_WORK/$1.txt" || { echo "FAIL: DART searches $2"; exit 1; }
@@ -50,9 +40,7 @@ same_answers() { # same_answers BEFORE AFTER WHEN
     echo "DART answers $3: the same as the warm server's ($(wc -l <"$PDC_WORK/$1.txt") searches)"
 }
 restart() { # restart LOG
-    [ "$mode" = rebuild ] && export PDC_CKPT_RESTART=rebuild
-    pdc_start "$np" "$PDC_WORK/$1" restart
-    unset PDC_CKPT_RESTART
+    pdc_restart "$np" "$mode" "$PDC_WORK/$1"
     echo "restart ($mode) to \"Server ready\": ${PDC_READY_S}s"
     grep -h "DART index:" "$PDC_WORK/$1" || { echo "FAIL: no DART index restored from the store"; exit 1; }
     ! grep -q "IDIOMS_Index_Recover" "$PDC_WORK/$1" ||

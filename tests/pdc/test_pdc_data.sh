@@ -14,26 +14,16 @@
 # store (PDC_CKPT=off: which PDC's dump at its close holds).
 # usage: test_pdc_data.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS] [ROUNDS]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-2} rounds=${7:-2}
-case "$mode" in map | rebuild | pdc) ;; *) echo "usage: MODE is map, rebuild or pdc"; exit 2 ;; esac
-pdc_setup "$prefix"
-store=$PDC_TMPDIR/pdc-ckpt
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR
+client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-2} rounds=${7:-2}
+pdc_need_mode "$mode" map rebuild pdc
 [ "$mode" = pdc ] && export PDC_CKPT=off
 
 # run_client OUT ARGS...: the client's FAIL lines and summary are shown
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|data-)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|data-)" "$1" "$client" "${@:2}"; }
 
 echo "== $np server(s): region data of $((2 * n)) objects, DART records; close"
 pdc_start "$np" "$PDC_WORK/server0.log"
@@ -56,9 +46,7 @@ fi
 
 for round in $(seq 1 "$rounds"); do
     echo "== restart $round ($mode): read the regions back, search DART"
-    [ "$mode" = rebuild ] && export PDC_CKPT_RESTART=rebuild
-    pdc_start "$np" "$PDC_WORK/server$round.log" restart
-    unset PDC_CKPT_RESTART
+    pdc_restart "$np" "$mode" "$PDC_WORK/server$round.log"
     echo "restart to \"Server ready\": ${PDC_READY_S}s"
     run_client "$PDC_WORK/read$round.out" data-read --objects "$n" --round "$round" ||
         { echo "FAIL: data-read after restart $round ($mode)"; exit 1; }

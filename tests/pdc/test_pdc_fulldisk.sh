@@ -25,26 +25,16 @@
 #     every acknowledged tag reads back, also after a rebuild restart.
 # usage: test_pdc_fulldisk.sh PREFIX CLIENT INSPECT NP
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4
+client=$(realpath "$2") inspect=$(realpath "$3") np=$4
 limit_kb=1536
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_CLOSE_RETRY_S PDC_CKPT_FALLBACK_DIR \
-    PDC_CKPT_COMMIT_EVERY
 command -v prlimit >/dev/null || { echo "FAIL: prlimit (util-linux) is missing"; exit 1; }
 trap '' XFSZ # inherited by the servers: a write past the limit fails with EFBIG
 
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|full-)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|full-)" "$1" "$client" "${@:2}"; }
 
 # start_full LOG: the servers, then a file-size limit of limit_kb KiB on
 # them (set once they are ready: MPI's shared-memory setup writes larger
@@ -87,15 +77,9 @@ export PDC_TMPDIR=$PDC_WORK/pdc_tmpB PDC_CKPT_CLOSE_RETRY_S=2 PDC_CKPT_COMMIT_EV
 start_full "$PDC_WORK/serverB0.log"
 run_client "$PDC_WORK/fullB.out" full-put --count 100000 || { echo "FAIL: full-put"; exit 1; }
 acked=$(sed -n 's/^full-put: acked \([0-9]*\)$/\1/p' "$PDC_WORK/fullB.out")
-st=0
-PDC_CLIENT_TIMEOUT=$PDC_CLOSE_TIMEOUT pdc_client "$PDC_PREFIX/bin/close_server" \
-    >"$PDC_WORK/close_serverB.out" 2>&1 || st=$?
-[ "$st" -ne 0 ] || { echo "FAIL: close_server exited 0 although the store could not persist"; exit 1; }
-echo "close_server exited $st"
-sst=0
-pdc_wait_exit || sst=$?
-[ "$sst" -ne 0 ] || { echo "FAIL: the server exited 0 although the store could not persist"; exit 1; }
-echo "the server exited $sst"
+pdc_close_fails "$PDC_WORK/close_serverB.out"
+echo "close_server exited $PDC_CLOSE_ST"
+echo "the server exited $PDC_EXIT_ST"
 lost=$(sed -n 's/.*store NOT closed: \([0-9]*\) acknowledged mutations.*/\1/p' "$PDC_WORK/serverB0.log" |
     awk '{ n += $1 } END { print n + 0 }')
 grep -h "store NOT closed" "$PDC_WORK/serverB0.log"
@@ -115,14 +99,8 @@ export PDC_TMPDIR=$PDC_WORK/pdc_tmpC PDC_CKPT_FALLBACK_DIR=$PDC_WORK/fallbackC
 start_full "$PDC_WORK/serverC0.log"
 run_client "$PDC_WORK/fullC.out" full-put --count 100000 || { echo "FAIL: full-put"; exit 1; }
 acked=$(sed -n 's/^full-put: acked \([0-9]*\)$/\1/p' "$PDC_WORK/fullC.out")
-st=0
-PDC_CLIENT_TIMEOUT=$PDC_CLOSE_TIMEOUT pdc_client "$PDC_PREFIX/bin/close_server" \
-    >"$PDC_WORK/close_serverC.out" 2>&1 || st=$?
-[ "$st" -ne 0 ] || { echo "FAIL: close_server exited 0 although the store could not persist"; exit 1; }
-sst=0
-pdc_wait_exit || sst=$?
-[ "$sst" -ne 0 ] || { echo "FAIL: the server exited 0 although the store could not persist"; exit 1; }
-echo "close_server exited $st, the server $sst"
+pdc_close_fails "$PDC_WORK/close_serverC.out"
+echo "close_server exited $PDC_CLOSE_ST, the server $PDC_EXIT_ST"
 grep -h "store NOT closed" "$PDC_WORK/serverC0.log"
 kept=$(sed -n 's/.*store NOT closed: \([0-9]*\) acknowledged mutations.*are kept in the pending file.*/\1/p' \
     "$PDC_WORK/serverC0.log" | awk '{ n += $1 } END { print n + 0 }')
@@ -142,17 +120,8 @@ grep -q "are lost" "$PDC_WORK/serverC0.log" && { echo "FAIL: the log says mutati
 # refused NAME PATTERN [restart]: exits non-zero before "Server ready",
 # the log matches PATTERN
 refused() {
-    local name=$1 pattern=$2 mode=${3:-} st=0 log=$PDC_WORK/refuseC-$1.log
-    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n "$np" \
-        "$PDC_PREFIX/bin/pdc_server.exe" $mode) >"$log" 2>&1 || st=$?
-    if [ "$st" -eq 0 ] || [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-        echo "FAIL: $name: the server exited with status $st (expected a refusal)"
-        cat "$log"
-        exit 1
-    fi
-    grep -q "Server ready" "$log" && { echo "FAIL: $name: the server got ready"; cat "$log"; exit 1; }
-    grep -Eq "$pattern" "$log" || { echo "FAIL: $name: no /$pattern/ in the log"; cat "$log"; exit 1; }
-    echo "ok: $name: exit status $st; $(grep -Eo "$pattern" "$log" | head -1)"
+    pdc_refused "$np" "$PDC_WORK/refuseC-$1.log" "$2" "${3:-}"
+    echo "ok: $1: exit status $PDC_REFUSED_ST; $(grep -Eo "$2" "$PDC_WORK/refuseC-$1.log" | head -1)"
 }
 # a fresh start (even for a new store) refuses while a pending file waits
 export PDC_CKPT_DIR=$PDC_WORK/otherC
@@ -179,9 +148,7 @@ done
 run_client "$PDC_WORK/checkC.out" full-check --acked "$acked" || { echo "FAIL: full-check (map)"; exit 1; }
 pdc_close
 "$inspect" verify "$PDC_TMPDIR/pdc-ckpt"
-export PDC_CKPT_RESTART=rebuild
-pdc_start "$np" "$PDC_WORK/serverC2.log" restart
-unset PDC_CKPT_RESTART
+pdc_restart "$np" rebuild "$PDC_WORK/serverC2.log"
 run_client "$PDC_WORK/checkC2.out" full-check --acked "$acked" || { echo "FAIL: full-check (rebuild)"; exit 1; }
 pdc_close
 unset PDC_CKPT_FALLBACK_DIR PDC_CKPT_COMMIT_EVERY

@@ -14,21 +14,16 @@
 #    store verifies, with exactly 1 container and 4 objects.
 # usage: test_pdc_noid.sh PREFIX CLIENT INSPECT ID_BUMP
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") bump=$(realpath "$4")
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_COMMIT_MS
-store=$PDC_TMPDIR/pdc-ckpt
+client=$(realpath "$2") inspect=$(realpath "$3") bump=$(realpath "$4")
 
 # created LOG OBJECTS IC ICX: id-create's summary line must say so
 created() {
     local out=$PDC_WORK/$1.out st=0
-    pdc_client "$client" id-create --count 20 >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|id-create)" "$out" || true
+    pdc_run "^(FAIL|id-create)" "$out" "$client" id-create --count 20 || st=$?
     [ "$st" -eq 0 ] || { echo "FAIL: id-create exited $st"; exit 1; }
     grep -q "id-create: objects $2, container ic $3, container icx $4" "$out" ||
         { echo "FAIL: expected objects $2, container ic $3, container icx $4"; exit 1; }
@@ -49,9 +44,7 @@ grep -q "pdc-ckpt new id (answering id 0): CKPT_E_NOSPACE: .*id sequence of rank
 pdc_close || { echo "FAIL: close_server or the server's exit status"; exit 1; }
 
 echo "== restart (rebuild): no id left; SIGKILL"
-export PDC_CKPT_RESTART=rebuild
-pdc_start 1 "$PDC_WORK/server2.log" restart
-unset PDC_CKPT_RESTART
+pdc_restart 1 rebuild "$PDC_WORK/server2.log"
 pdc_client "$client" id-read --count 4 >"$PDC_WORK/r2.out" 2>&1 || { cat "$PDC_WORK/r2.out"; echo "FAIL: id-read"; exit 1; }
 created c2 0 ok refused
 sleep 1

@@ -17,15 +17,12 @@
 # Answers are compared as object names (ids differ between the runs).
 # usage: test_pdc_query.sh PREFIX QUERY_CLIENT INSPECT NP MODE [OBJECTS]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 qc=$2 inspect=$3 np=$4 mode=$5 n=${6:-60}
-case "$mode" in map | rebuild) ;; *) echo "usage: MODE is map or rebuild"; exit 2 ;; esac
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR
+qc=$2 inspect=$3 np=$4 mode=$5 n=${6:-60}
+pdc_need_mode "$mode" map rebuild
 w=$PDC_WORK
 nq=19 # queries without a tag name pattern (Q lines)
 
@@ -96,9 +93,7 @@ pdc_close
 
 for round in 1 2; do
     echo "== restart $round ($mode): the queries first"
-    if [ "$mode" = rebuild ]; then export PDC_CKPT_RESTART=rebuild; fi
-    pdc_start "$np" "$w/server$round.log" restart
-    unset PDC_CKPT_RESTART
+    pdc_restart "$np" "$mode" "$w/server$round.log"
     want=ref0
     [ "$round" -eq 1 ] || want=ref1
     q "a${round}" "$manifest"
@@ -120,7 +115,7 @@ for round in 1 2; do
         same c1 ref1 "the queries with tag name patterns (restart $round)"
     fi
     pdc_close
-    "$inspect" verify "$PDC_TMPDIR/pdc-ckpt" >"$w/verify$round.out" ||
+    "$inspect" verify "$store" >"$w/verify$round.out" ||
         { cat "$w/verify$round.out"; echo "FAIL: verify after restart $round"; exit 1; }
 done
 echo "PASS: $np server(s), restart $mode: kvtag queries answer as PDC's own ($n objects)"

@@ -13,33 +13,18 @@
 #    then works.
 # usage: test_pdc_refuse.sh PREFIX CLIENT INSPECT NP
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_SYNC
-store=$PDC_TMPDIR/pdc-ckpt
+client=$(realpath "$2") inspect=$(realpath "$3") np=$4
 
 # refused NAME PATTERN [restart]: the server must exit non-zero, its log
 # must match PATTERN (extended regex) and hold no "Server ready" and no
 # "Error with Mercury init"
 refused() {
-    local name=$1 pattern=$2 mode=${3:-} st=0 log=$PDC_WORK/refuse-$1.log
-    (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n "$np" \
-        "$PDC_PREFIX/bin/pdc_server.exe" $mode) >"$log" 2>&1 || st=$?
-    if [ "$st" -eq 0 ] || [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-        echo "FAIL: $name: the server exited with status $st (expected a refusal, non-zero)"
-        cat "$log"
-        exit 1
-    fi
-    grep -q "Server ready" "$log" && { echo "FAIL: $name: the server got ready"; cat "$log"; exit 1; }
-    grep -q "Error with Mercury init" "$log" &&
-        { echo "FAIL: $name: misleading \"Error with Mercury init\""; cat "$log"; exit 1; }
-    grep -Eq "$pattern" "$log" || { echo "FAIL: $name: no /$pattern/ in the log"; cat "$log"; exit 1; }
-    echo "ok: $name: exit status $st; $(grep -Eo "$pattern" "$log" | head -1)"
+    pdc_refused "$np" "$PDC_WORK/refuse-$1.log" "$2" "${3:-}"
+    echo "ok: $1: exit status $PDC_REFUSED_ST; $(grep -Eo "$2" "$PDC_WORK/refuse-$1.log" | head -1)"
 }
 
 export PDC_CKPT_COMMIT_EVERY=abc

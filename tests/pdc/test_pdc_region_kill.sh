@@ -15,29 +15,17 @@
 #     are never answered in their place).
 # usage: test_pdc_region_kill.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-10}
-case "$mode" in map | rebuild) ;; *) echo "usage: MODE is map or rebuild"; exit 2 ;; esac
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_COMMIT_MS
-store=$PDC_TMPDIR/pdc-ckpt
+client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5 n=${6:-10}
+pdc_need_mode "$mode" map rebuild
 
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|data-|split-)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|data-|split-)" "$1" "$client" "${@:2}"; }
 
 restart() {
-    [ "$mode" = rebuild ] && export PDC_CKPT_RESTART=rebuild
-    pdc_start "$np" "$1" restart
-    unset PDC_CKPT_RESTART
+    pdc_restart "$np" "$mode" "$1"
     grep -h "restarted from pdc-ckpt" "$1" || true
 }
 

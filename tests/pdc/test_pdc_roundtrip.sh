@@ -10,17 +10,13 @@
 # usage: test_pdc_roundtrip.sh PREFIX CLIENT INSPECT NP MODE [OBJECTS]
 set -euo pipefail
 . "$(dirname "$0")/../grep_all.sh"
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$2 inspect=$3 np=$4 mode=$5 n=${6:-50}
-case "$mode" in map | rebuild) ;; *) echo "usage: MODE is map or rebuild"; exit 2 ;; esac
-pdc_setup "$prefix"
-store=$PDC_TMPDIR/pdc-ckpt
+client=$2 inspect=$3 np=$4 mode=$5 n=${6:-50}
+pdc_need_mode "$mode" map rebuild
 manifest=$PDC_WORK/manifest
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR
 
 live=$((n - n / 5))
 echo "== $np server(s): write $n objects ($((n / 5)) deleted), close"
@@ -62,9 +58,7 @@ done
 
 for round in 1 2; do
     echo "== restart $round ($mode), read back, create new$round"
-    if [ "$mode" = rebuild ]; then export PDC_CKPT_RESTART=rebuild; fi
-    pdc_start "$np" "$PDC_WORK/server$round.log" restart
-    unset PDC_CKPT_RESTART
+    pdc_restart "$np" "$mode" "$PDC_WORK/server$round.log"
     echo "restart to \"Server ready\": ${PDC_READY_S}s"
     # first, before any lookup: an existing name cannot be created again
     pdc_client "$client" dupcheck --name o1 >"$PDC_WORK/dup$round.out" 2>&1 ||

@@ -13,16 +13,14 @@
 # restart (the entries survive a restart's own creates).
 # usage: test_pdc_samename.sh PDC_BUILD_DIR PREFIX INSPECT NP MODE
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
+. "$(dirname "$0")/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
-
-build=$1 prefix=$2 inspect=$(realpath "$3") np=$4 mode=$5
-case "$mode" in map | rebuild) ;; *) echo "usage: MODE is map or rebuild"; exit 2 ;; esac
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR
-store=$PDC_TMPDIR/pdc-ckpt
+build=$1
+shift # PREFIX first, as pdc_test_init takes it (the lock is taken already)
+pdc_test_init "$0" "$@"
+inspect=$(realpath "$2") np=$3 mode=$4
+pdc_need_mode "$mode" map rebuild
 bin=$build/bin
 for p in region_transfer_write_only obj_tags region_transfer_read_only; do
     [ -x "$bin/$p" ] || { echo "FAIL: no $bin/$p (PDC's test programs)"; exit 1; }
@@ -69,9 +67,7 @@ ns=$("$inspect" dump "$store" --db pdc_server --prefix n | wc -l)
 [ "$ns" -eq 4 ] || { echo "FAIL: $ns same-name entries, expected 4 (o1_0 and o2_0, twice each)"; exit 1; }
 
 for round in 1 2; do
-    [ "$mode" = rebuild ] && export PDC_CKPT_RESTART=rebuild
-    pdc_start "$np" "$PDC_WORK/server$round.log" restart
-    unset PDC_CKPT_RESTART
+    pdc_restart "$np" "$mode" "$PDC_WORK/server$round.log"
     run region_transfer_read_only "restart $round"
     pdc_close
     "$inspect" verify "$store" >/dev/null

@@ -9,9 +9,8 @@
 # outlives it.
 # usage: test_pdc_serial.sh PDC_BUILD_DIR PREFIX EXPECTED
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
+. "$(dirname "$0")/pdc_lib.sh"
 pdc_take_port_lock "$0" "$@"
 
 build=$1 prefix=$2 expected=$3

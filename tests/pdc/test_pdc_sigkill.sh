@@ -9,16 +9,12 @@
 # most the one put in flight), and the store holds the same K.
 # usage: test_pdc_sigkill.sh PREFIX CLIENT INSPECT NP
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$2 inspect=$3 np=$4
+client=$2 inspect=$3 np=$4
 pause=300 after=300
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_SYNC
-store=$PDC_TMPDIR/pdc-ckpt
 ack=$PDC_WORK/ack
 CLIENT_PID=
 kill_client() {
@@ -55,8 +51,7 @@ echo "== the store as the crash left it"
 echo "== restart, check"
 pdc_start "$np" "$PDC_WORK/server1.log" restart
 st=0
-pdc_client "$client" putcheck --acked "$acked" --pause-after "$pause" >"$PDC_WORK/check.out" 2>&1 || st=$?
-grep -E "^(FAIL|putcheck:)" "$PDC_WORK/check.out" || true
+pdc_run "^(FAIL|putcheck:)" "$PDC_WORK/check.out" "$client" putcheck --acked "$acked" --pause-after "$pause" || st=$?
 [ "$st" -eq 0 ] || { echo "FAIL: putcheck exited $st"; exit 1; }
 pdc_close
 k=$(sed -n 's/^putcheck: .* present k0..k\([0-9-]*\) .*/\1/p' "$PDC_WORK/check.out")

@@ -15,14 +15,11 @@
 # SKIPPED (77), saying why, only when a tmpfs cannot be mounted here.
 # usage: test_pdc_tmpfull.sh PREFIX CLIENT INSPECT
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3")
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_COMMIT_MS
+client=$(realpath "$2") inspect=$(realpath "$3")
 
 fs=$PDC_WORK/fs
 mkdir -p "$fs"
@@ -54,13 +51,7 @@ fill() {
     df -h "$fs" | tail -1
 }
 
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|rfull-)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|rfull-)" "$1" "$client" "${@:2}"; }
 
 # full_round NAME: write NAME until refused, then space back and one more;
 # sets ACKED (chunks acknowledged, the one after space back included)
@@ -95,9 +86,7 @@ acked_w2=$ACKED
 sleep 3
 pdc_kill9
 "$inspect" verify "$store" >/dev/null || { echo "FAIL: the store does not verify after SIGKILL"; exit 1; }
-export PDC_CKPT_RESTART=rebuild
-pdc_start 1 "$PDC_WORK/server2.log" restart
-unset PDC_CKPT_RESTART
+pdc_restart 1 rebuild "$PDC_WORK/server2.log"
 run_client "$PDC_WORK/check2.out" rfull-check --name w --acked "$acked_w" ||
     { echo "FAIL: acknowledged chunks of w lost across SIGKILL and restart"; exit 1; }
 run_client "$PDC_WORK/check3.out" rfull-check --name w2 --acked "$acked_w2" ||

@@ -17,40 +17,33 @@
 #  3. restart; all 8 read back; close_server and the server exit 0.
 # usage: test_pdc_xfer.sh PREFIX CLIENT INSPECT NP MODE
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=pdc_lib.sh
-. "$here/pdc_lib.sh"
-pdc_take_port_lock "$0" "$@"
+. "$(dirname "$0")/pdc_lib.sh"
+pdc_test_init "$0" "$@"
 
-prefix=$1 client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5
-case "$mode" in map | rebuild) ;; *) echo "usage: MODE is map or rebuild"; exit 2 ;; esac
-pdc_setup "$prefix"
-unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_COMMIT_MS
-store=$PDC_TMPDIR/pdc-ckpt
+client=$(realpath "$2") inspect=$(realpath "$3") np=$4 mode=$5
+pdc_need_mode "$mode" map rebuild
 
-run_client() {
-    local out=$1 st=0
-    shift
-    pdc_client "$client" "$@" >"$out" 2>&1 || st=$?
-    grep -E "^(FAIL|xfer-)" "$out" || true
-    return "$st"
-}
+run_client() { pdc_run "^(FAIL|xfer-)" "$1" "$client" "${@:2}"; }
 
+# restart LOG N: a restart that restored N transfer regions (summed over
+# the ranks' log lines)
 restart() {
-    [ "$mode" = rebuild ] && export PDC_CKPT_RESTART=rebuild
-    pdc_start "$np" "$1" restart
-    unset PDC_CKPT_RESTART
+    local got
+    pdc_restart "$np" "$mode" "$1"
     grep -h "restarted from pdc-ckpt" "$1" || true
+    got=$(grep -ho "[0-9]* transfer regions" "$1" | awk '{ s += $1 } END { print s + 0 }')
+    [ "$got" -eq "$2" ] || { echo "FAIL: the restart restored $got transfer regions, expected $2"; exit 1; }
 }
 
-# transfer regions a restart restored, summed over the ranks' log lines
-restored() {
-    grep -ho "[0-9]* transfer regions" "$1" | awk '{ s += $1 } END { print s + 0 }'
-}
-
-# transfer regions in a store: entries of pdc_server whose key starts with 'x'
-xfer_regions() {
-    "$inspect" dump "$store" --db pdc_server --prefix x | wc -l
+# stored N WHEN: the store verifies and holds N transfer regions (entries of
+# pdc_server whose key starts with 'x')
+stored() {
+    local nx
+    "$inspect" verify "$store"
+    nx=$("$inspect" dump "$store" --db pdc_server --prefix x | wc -l)
+    echo "transfer regions in the store: $nx"
+    [ "$nx" -eq "$1" ] || { echo "FAIL: $nx transfer regions $2, expected $1"; exit 1; }
 }
 
 echo "== 1. $np server(s): 4 dynamic and 2 local objects; close"
@@ -58,29 +51,19 @@ pdc_start "$np" "$PDC_WORK/server0.log"
 run_client "$PDC_WORK/w1.out" xfer-write --objects 4 --part dynamic || { echo "FAIL: xfer-write dynamic"; exit 1; }
 run_client "$PDC_WORK/w2.out" xfer-write --first 4 --objects 2 --part local || { echo "FAIL: xfer-write local"; exit 1; }
 pdc_close
-"$inspect" verify "$store"
-nx=$(xfer_regions)
-echo "transfer regions in the store: $nx"
-[ "$nx" -eq 24 ] || { echo "FAIL: $nx transfer regions in the store, expected 24 (6 objects x 4 blocks)"; exit 1; }
+stored 24 "in the store (6 objects x 4 blocks)"
 
 echo "== 2. restart ($mode); read; 2 more dynamic objects; SIGKILL"
-restart "$PDC_WORK/server1.log"
-[ "$(restored "$PDC_WORK/server1.log")" -eq 24 ] ||
-    { echo "FAIL: the restart restored $(restored "$PDC_WORK/server1.log") transfer regions, expected 24"; exit 1; }
+restart "$PDC_WORK/server1.log" 24
 run_client "$PDC_WORK/r1.out" xfer-read --objects 6 || { echo "FAIL: xfer-read after close and restart"; exit 1; }
 run_client "$PDC_WORK/w3.out" xfer-write --first 6 --objects 2 --part dynamic ||
     { echo "FAIL: xfer-write after the restart"; exit 1; }
 sleep 3
 pdc_kill9
-"$inspect" verify "$store"
-nx=$(xfer_regions)
-echo "transfer regions in the store: $nx"
-[ "$nx" -eq 32 ] || { echo "FAIL: $nx transfer regions after SIGKILL, expected 32"; exit 1; }
+stored 32 "after SIGKILL"
 
 echo "== 3. restart ($mode) after SIGKILL; read all; close"
-restart "$PDC_WORK/server2.log"
-[ "$(restored "$PDC_WORK/server2.log")" -eq 32 ] ||
-    { echo "FAIL: the restart restored $(restored "$PDC_WORK/server2.log") transfer regions, expected 32"; exit 1; }
+restart "$PDC_WORK/server2.log" 32
 run_client "$PDC_WORK/r2.out" xfer-read --objects 8 || { echo "FAIL: xfer-read after SIGKILL and restart"; exit 1; }
 pdc_close
 "$inspect" verify "$store" >/dev/null

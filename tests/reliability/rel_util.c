@@ -396,6 +396,20 @@ static int put_str(MDB_txn *txn, MDB_dbi dbi, const char *k, const char *v)
     return mdb_put(txn, dbi, &kk, &vv, 0);
 }
 
+/* ROOT/rank-RANK made afresh (anything there removed) and an LMDB
+ * environment opened on it into *env; its path into dir. 0, or -1 with why. */
+static int fresh_rank_env(MDB_env **env, char *dir, size_t dn, const char *root, int rank,
+                          char *why, size_t n)
+{
+    snprintf(dir, dn, "%s/rank-%d", root, rank);
+    tu_rmtree(dir);
+    if (mkdir(root, 0700) != 0 && errno != EEXIST)
+        return why_set(why, n, "mkdir %s: %s", root, strerror(errno));
+    if (mkdir(dir, 0700) != 0)
+        return why_set(why, n, "mkdir %s: %s", dir, strerror(errno));
+    return env_open(env, dir, 0, why, n) != 0 ? -1 : 0;
+}
+
 int rel_make_foreign(const char *root, int rank, int meta_db, char *why, size_t n)
 {
     char dir[4200];
@@ -403,13 +417,7 @@ int rel_make_foreign(const char *root, int rank, int meta_db, char *why, size_t 
     MDB_txn *txn;
     MDB_dbi users, sessions, meta;
     int rc;
-    snprintf(dir, sizeof dir, "%s/rank-%d", root, rank);
-    tu_rmtree(dir);
-    if (mkdir(root, 0700) != 0 && errno != EEXIST)
-        return why_set(why, n, "mkdir %s: %s", root, strerror(errno));
-    if (mkdir(dir, 0700) != 0)
-        return why_set(why, n, "mkdir %s: %s", dir, strerror(errno));
-    if (env_open(&env, dir, 0, why, n) != 0)
+    if (fresh_rank_env(&env, dir, sizeof dir, root, rank, why, n) != 0)
         return -1;
     if ((rc = mdb_txn_begin(env, NULL, 0, &txn)) == 0 &&
         (rc = mdb_dbi_open(txn, "users", MDB_CREATE, &users)) == 0 &&
@@ -432,13 +440,7 @@ int rel_make_empty_env(const char *root, int rank, char *why, size_t n)
 {
     char dir[4200];
     MDB_env *env;
-    snprintf(dir, sizeof dir, "%s/rank-%d", root, rank);
-    tu_rmtree(dir);
-    if (mkdir(root, 0700) != 0 && errno != EEXIST)
-        return why_set(why, n, "mkdir %s: %s", root, strerror(errno));
-    if (mkdir(dir, 0700) != 0)
-        return why_set(why, n, "mkdir %s: %s", dir, strerror(errno));
-    if (env_open(&env, dir, 0, why, n) != 0)
+    if (fresh_rank_env(&env, dir, sizeof dir, root, rank, why, n) != 0)
         return -1;
     mdb_env_close(env);
     return 0;
@@ -478,16 +480,15 @@ size_t rel_read_all(int fd, void *p, size_t n)
     return got;
 }
 
-void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
+pid_t rel_fork_piped(struct rel_outcome *out, int p[2])
 {
-    int p[2], st = 0;
     memset(out, 0, sizeof *out);
     fflush(stdout);
     fflush(stderr);
     if (pipe(p) != 0) {
         out->crashed = 1;
         snprintf(out->msg, sizeof out->msg, "pipe: %s", strerror(errno));
-        return;
+        return -1;
     }
     pid_t pid = fork();
     if (pid < 0) {
@@ -495,8 +496,27 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
         snprintf(out->msg, sizeof out->msg, "fork: %s", strerror(errno));
         close(p[0]);
         close(p[1]);
-        return;
     }
+    return pid;
+}
+
+size_t rel_collect(struct rel_outcome *out, pid_t pid, int p[2], int *status)
+{
+    close(p[1]);
+    size_t got = rel_read_all(p[0], out, sizeof *out);
+    close(p[0]);
+    *status = 0;
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return got;
+}
+
+void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
+{
+    int p[2], st = 0;
+    pid_t pid = rel_fork_piped(out, p);
+    if (pid < 0)
+        return;
     if (pid == 0) {
         struct rel_outcome o;
         close(p[0]);
@@ -507,11 +527,7 @@ void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg)
         /* exit, not _exit: sanitizer builds then check the child for leaks */
         exit(ok ? 0 : 3);
     }
-    close(p[1]);
-    size_t got = rel_read_all(p[0], out, sizeof *out);
-    close(p[0]);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    size_t got = rel_collect(out, pid, p, &st);
     if (WIFSIGNALED(st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || got != sizeof *out) {
         char msg[sizeof out->msg - 64];
         snprintf(msg, sizeof msg, "%.*s", (int)sizeof msg - 1, got == sizeof *out ? out->msg : "");
@@ -590,4 +606,42 @@ int rel_copytree(const char *src, const char *dst)
     char buf[256];
     char *const argv[] = {"/bin/cp", "-a", (char *)src, (char *)dst, NULL};
     return rel_run(argv, buf, sizeof buf) == 0 ? 0 : -1;
+}
+
+int rel_info_ro(struct ckpt_store_info *info, const char *root)
+{
+    ckpt_store *st;
+    int rc = ckpt_store_open_readonly(&st, root, 0);
+    if (rc != 0)
+        return rc;
+    rc = ckpt_store_info(info, st);
+    ckpt_store_close(st);
+    return rc;
+}
+
+int rel_census_out(struct rel_outcome *out, struct rel_census *c, ckpt_hooks *h, int rank, long n)
+{
+    int rc = rel_census(c, h, rank, n);
+    out->v[0] = c->objs;
+    out->v[1] = c->missing;
+    out->v[2] = c->bad;
+    snprintf(out->msg, sizeof out->msg, "%s", c->why);
+    return rc;
+}
+
+int rel_write_store(const char *root, int nranks, long n,
+                    struct ckpt_hooks_opts (*opts_for)(const char *root, int rank), uint64_t *ids)
+{
+    for (int r = 0; r < nranks; r++) {
+        struct ckpt_hooks_opts o = opts_for(root, r);
+        ckpt_hooks *h;
+        uint64_t cont = 0;
+        if (ckpt_hooks_open(&h, &o) != 0 ||
+            rel_write_objs(h, r, 0, n, &cont, ids ? ids + (size_t)r * (size_t)n : NULL) != 0 ||
+            ckpt_hooks_close(h) != 0) {
+            fprintf(stderr, "writing the store %s: %s\n", root, ckpt_errmsg());
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ckpt_hooks.h"
 #include "test_util.h"
@@ -45,6 +46,11 @@ void rel_tag_val(char *buf, size_t n, int rank, long i);
  * returned at the end. Any other error stops it and is returned (the
  * message is in ckpt_errmsg()). */
 int rel_write_objs(ckpt_hooks *h, int rank, long first, long n, uint64_t *cont_id, uint64_t *ids);
+/* A store at root of nranks ranks, each opened with opts_for(root, rank)
+ * and holding objects 0..n-1 of rel_write_objs (their ids into
+ * ids[rank * n + i]), then closed. 0, or -1 said on stderr. */
+int rel_write_store(const char *root, int nranks, long n,
+                    struct ckpt_hooks_opts (*opts_for)(const char *root, int rank), uint64_t *ids);
 
 /* What a store holds of objects 0..n-1 of rank r (map lookups by name, then
  * the kvtag, region and membership of each). */
@@ -115,6 +121,18 @@ struct rel_outcome {
 typedef int (*rel_fn)(void *arg, struct rel_outcome *out);
 /* Run fn(arg, out) in a forked child and bring its outcome back. */
 void rel_in_child(struct rel_outcome *out, rel_fn fn, void *arg);
+/* rel_census into *c, reported in out: v = {complete objects, missing,
+ * bad}, msg = its first problem. Returns rel_census's result. */
+int rel_census_out(struct rel_outcome *out, struct rel_census *c, ckpt_hooks *h, int rank, long n);
+/* rel_in_child's two halves, for a child that does something else (an
+ * exec): rel_fork_piped zeroes out, flushes stdio, makes the pipe p (the
+ * child writes p[1]) and forks: the child's pid, 0 in the child, or -1
+ * with out->crashed and out->msg set (no descriptor left open).
+ * rel_collect, in the parent: reads the child's outcome from p[0] into out,
+ * closes both ends, waits for pid (its wait status into *status); returns
+ * the bytes read. */
+pid_t rel_fork_piped(struct rel_outcome *out, int p[2]);
+size_t rel_collect(struct rel_outcome *out, pid_t pid, int p[2], int *status);
 
 /* Run argv[0] with argv (no shell), stdin from /dev/null, stdout and stderr
  * both into out (NUL-terminated, cut at cap). Returns the exit status, or
@@ -128,5 +146,8 @@ int rel_run_va(long uid, char *out, size_t cap, const char *prog, va_list args);
 
 /* cp -a src dst (dst must not exist). 0 or -1. (rm -rf, mkdtemp: test_util.h) */
 int rel_copytree(const char *src, const char *dst);
+
+/* The info of rank 0 of the store at root, read-only: 0 or a CKPT_E_* code. */
+int rel_info_ro(struct ckpt_store_info *info, const char *root);
 
 #endif

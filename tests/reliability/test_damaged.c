@@ -58,10 +58,8 @@ static char g_pristine[600];          /* the store every case copies */
 static char g_pristine_dir[512];
 static uint64_t g_ids[NRANKS][NOBJ];  /* object ids of the pristine store */
 
-struct fix {
-    char dir[512];
-    char root[600];   /* dir/store: a copy of the pristine store */
-};
+/* A case's fixture: a struct tu_case whose root (dir/store) is a copy of
+ * the pristine store. */
 
 /* ------------------------------------------------------------------ */
 /* the pristine store                                                  */
@@ -84,17 +82,7 @@ static int group_setup(void **state)
     if (tu_mkdtemp(g_pristine_dir, sizeof g_pristine_dir, "damaged") != 0)
         return -1;
     snprintf(g_pristine, sizeof g_pristine, "%s/store", g_pristine_dir);
-    for (int r = 0; r < NRANKS; r++) {
-        struct ckpt_hooks_opts o = opts_for(g_pristine, r);
-        ckpt_hooks *h;
-        uint64_t cont = 0;
-        if (ckpt_hooks_open(&h, &o) != 0 || rel_write_objs(h, r, 0, NOBJ, &cont, g_ids[r]) != 0 ||
-            ckpt_hooks_close(h) != 0) {
-            fprintf(stderr, "building the pristine store: %s\n", ckpt_errmsg());
-            return -1;
-        }
-    }
-    return 0;
+    return rel_write_store(g_pristine, NRANKS, NOBJ, opts_for, &g_ids[0][0]);
 }
 
 static int group_teardown(void **state)
@@ -106,27 +94,19 @@ static int group_teardown(void **state)
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "case") != 0) {
-        free(f);
+    if (tu_case_new(state, "case") != 0)
         return -1;
-    }
-    snprintf(f->root, sizeof f->root, "%s/store", f->dir);
+    struct tu_case *f = *state;
     if (rel_copytree(g_pristine, f->root) != 0) {
-        tu_rmtree(f->dir);
-        free(f);
+        tu_case_free(state);
         return -1;
     }
-    *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    struct fix *f = *state;
-    tu_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_case_free(state);
 }
 
 /* ------------------------------------------------------------------ */
@@ -142,13 +122,8 @@ struct probe {
 static int probe_open_ro(void *arg, struct rel_outcome *out)
 {
     const struct probe *p = arg;
-    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
     ckpt_store *st = NULL;
-    o.root = p->root;
-    o.rank = p->rank;
-    o.readonly = 1;
-    o.create = 0;
-    int rc = ckpt_store_open(&st, &o);
+    int rc = ckpt_store_open_readonly(&st, p->root, p->rank);
     if (rc) {
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
@@ -170,12 +145,8 @@ static int probe_map(void *arg, struct rel_outcome *out)
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
     }
-    rc = rel_census(&c, h, p->rank, NOBJ);
-    out->v[0] = c.objs;
-    out->v[1] = c.missing;
-    out->v[2] = c.bad;
+    rc = rel_census_out(out, &c, h, p->rank, NOBJ);
     out->v[3] = c.first_bad;
-    snprintf(out->msg, sizeof out->msg, "%s", c.why);
     if (rc == 0 && c.first_bad >= 0)
         rc = c.first_bad_rc;
     if (ckpt_hooks_close(h) != 0)
@@ -368,6 +339,18 @@ static char *slurp(const char *path, long *len)
     return b;
 }
 
+/* The file at path still holds `before` (len bytes, from slurp), which is
+ * freed. */
+static void assert_unchanged(const char *path, char *before, long len)
+{
+    long after_len;
+    char *after = slurp(path, &after_len);
+    assert_int_equal(len, after_len);
+    assert_memory_equal(before, after, (size_t)len);
+    free(before);
+    free(after);
+}
+
 /* ------------------------------------------------------------------ */
 /* the cases                                                           */
 /* ------------------------------------------------------------------ */
@@ -375,7 +358,7 @@ static char *slurp(const char *path, long *len)
 /* The undamaged copy passes everything (the baseline the cases rely on). */
 static void test_pristine(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     expect_intact(f->root, 0);
     expect_intact(f->root, 1);
     expect_inspect_ok(f->root);
@@ -392,7 +375,7 @@ static void truncate_to(const char *root, int rank, long size)
  * never a SIGBUS from touching the map past the end of the file. */
 static void test_truncated(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048], work[1024], saved[1024], sz[64];
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     long full = rel_file_size(p);
@@ -421,7 +404,7 @@ static void test_truncated(void **state)
  * the store says the file is not a usable LMDB environment. */
 static void test_truncated_header(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     const long sizes[] = {4096, 100};
     char work[1024];
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -438,52 +421,63 @@ static void test_truncated_header(void **state)
  * not take for a fresh store. */
 static void test_truncated_empty(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     truncate_to(f->root, 0, 0);
     expect_refused(f->root, 0, CKPT_E_CORRUPT, "rank-0/data.mdb", "empty", NULL);
     expect_inspect_fails(f->root, 0);
     expect_intact(f->root, 1);
 }
 
-/* A flipped bit inside an object record: LMDB has no checksums, so the
+/* A flipped bit inside a record of object `victim` of rank (where its
+ * text `needle` stands), in database db: LMDB has no checksums, so the
  * store opens, but the record's own (format 4) no longer holds. Lookups of
  * it and the rebuild say so (CKPT_E_CORRUPT), naming rank, database and
- * key; every other record is still there. */
-static void test_bitflip_object(void **state)
+ * key; ckpt-inspect verify has a line `line` (with `token` in it, unless
+ * NULL); every other record, and the other rank, are still there. */
+static void bitflip_case(const struct tu_case *f, int rank, long victim, const char *needle,
+                         const char *db, const char *line, const char *token)
 {
-    struct fix *f = *state;
-    char loc[64], why[256], hex[17];
-    const long victim = 137;
-    rel_obj_loc(loc, sizeof loc, 0, victim);
-    int k = rel_flip_after(f->root, 0, loc, why, sizeof why);
+    char why[256], hex[17], key[64], file[32];
+    int k = rel_flip_after(f->root, rank, needle, why, sizeof why);
     if (k <= 0)
         fail_msg("flip: %s", k < 0 ? why : "record not found in data.mdb");
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[0][victim]);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[rank][victim]);
+    snprintf(key, sizeof key, "rank %d, database %s, key", rank, db);
+    snprintf(file, sizeof file, "rank-%d/data.mdb", rank);
 
     struct rel_outcome out;
-    expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
+    expect("read-only open", probe_open_ro, f->root, rank, 0, &out);
     /* map restart: every object but the victim is complete; the victim's
      * lookup is CKPT_E_CORRUPT, naming the rank, database and key */
-    expect("map restart", probe_map, f->root, 0, CKPT_E_CORRUPT, &out);
+    expect("map restart", probe_map, f->root, rank, CKPT_E_CORRUPT, &out);
     assert_int_equal(out.v[0], NOBJ - 1);
     assert_int_equal(out.v[1], 0);
     assert_int_equal(out.v[2], 1);
     assert_int_equal(out.v[3], victim);
-    has(out.msg, "rank 0, database obj, key", "map lookup");
+    has(out.msg, key, "map lookup");
     has(out.msg, "checksum mismatch", "map lookup");
     has(out.msg, hex, "map lookup");
     /* rebuild: stops with CKPT_E_CORRUPT instead of skipping the record */
-    expect("rebuild restart", probe_rebuild, f->root, 0, CKPT_E_CORRUPT, &out);
-    has(out.msg, "rank-0/data.mdb", "rebuild");
-    has(out.msg, "rank 0, database obj, key", "rebuild");
+    expect("rebuild restart", probe_rebuild, f->root, rank, CKPT_E_CORRUPT, &out);
+    has(out.msg, file, "rebuild");
+    has(out.msg, key, "rebuild");
     has(out.msg, hex, "rebuild");
 
-    char id[32];
+    expect_inspect_fails(f->root, rank);
+    if (!has_line(line, token, NULL))
+        fail_msg("ckpt-inspect verify has no line with \"%s\"%s%s:\n%s", line,
+                 token ? " and " : "", token ? token : "", g_out);
+    expect_intact(f->root, 1 - rank);
+}
+
+/* ... inside an object record (its data location) */
+static void test_bitflip_object(void **state)
+{
+    char loc[64], id[32];
+    const long victim = 137;
+    rel_obj_loc(loc, sizeof loc, 0, victim);
     snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[0][victim]);
-    expect_inspect_fails(f->root, 0);
-    if (!has_line("rank 0: obj: ", id, NULL))
-        fail_msg("ckpt-inspect verify does not name obj %s on rank 0:\n%s", id, g_out);
-    expect_intact(f->root, 1);
+    bitflip_case(*state, 0, victim, loc, "obj", "rank 0: obj: ", id);
 }
 
 /* LMDB's free-page list (database 0) damaged: LMDB reads that list at a
@@ -497,7 +491,7 @@ static void test_bitflip_object(void **state)
  * untouched. */
 static void free_list_case(void **state, int garbage)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     uint8_t meta[2][4096], pg_buf[4096];
     uint64_t root[2], txn[2];
@@ -570,41 +564,20 @@ static void test_damaged_free_list_garbage(void **state)
     free_list_case(state, 1);
 }
 
-/* The same inside a kvtag record. */
+/* ... inside a kvtag record (its value) */
 static void test_bitflip_kvtag(void **state)
 {
-    struct fix *f = *state;
-    char val[64], why[256], hex[17];
+    char val[64];
     const long victim = 42;
     rel_tag_val(val, sizeof val, 1, victim);
-    int k = rel_flip_after(f->root, 1, val, why, sizeof why);
-    if (k <= 0)
-        fail_msg("flip: %s", k < 0 ? why : "record not found in data.mdb");
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)g_ids[1][victim]);
-
-    struct rel_outcome out;
-    expect("read-only open", probe_open_ro, f->root, 1, 0, &out);
-    expect("map restart", probe_map, f->root, 1, CKPT_E_CORRUPT, &out);
-    assert_int_equal(out.v[0], NOBJ - 1);
-    assert_int_equal(out.v[2], 1);
-    assert_int_equal(out.v[3], victim);
-    has(out.msg, "rank 1, database kvtag, key", "map lookup");
-    has(out.msg, "checksum mismatch", "map lookup");
-    has(out.msg, hex, "map lookup");
-    expect("rebuild restart", probe_rebuild, f->root, 1, CKPT_E_CORRUPT, &out);
-    has(out.msg, "rank 1, database kvtag, key", "rebuild");
-    has(out.msg, hex, "rebuild");
-    expect_inspect_fails(f->root, 1);
-    if (!has_line("rank 1: kvtag", NULL))
-        fail_msg("ckpt-inspect verify does not name the kvtag database on rank 1:\n%s", g_out);
-    expect_intact(f->root, 0);
+    bitflip_case(*state, 1, victim, val, "kvtag", "rank 1: kvtag", NULL);
 }
 
 /* lock.mdb is LMDB's reader table, rebuilt at open; writer.lock is the
  * store's flock file: losing either loses nothing. */
 static void test_missing_lock(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     data_path(p, sizeof p, f->root, 0, "lock.mdb");
     assert_int_equal(unlink(p), 0);
@@ -621,9 +594,9 @@ static void test_missing_lock(void **state)
  * left untouched (no generation bump, no meta rewrite). */
 static void test_newer_version(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256], p[2048];
-    long before_len, after_len;
+    long before_len;
     assert_int_equal(rel_set_meta_version(f->root, 0, CKPT_FORMAT_VERSION + 1, why, sizeof why), 0);
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     char *before = slurp(p, &before_len);
@@ -635,18 +608,14 @@ static void test_newer_version(void **state)
     expect_inspect_fails(f->root, 0);
     if (!has_line("rank 0: ", theirs, NULL))
         fail_msg("ckpt-inspect verify does not name the version:\n%s", g_out);
-    char *after = slurp(p, &after_len);
-    assert_int_equal(before_len, after_len);
-    assert_memory_equal(before, after, (size_t)before_len);
-    free(before);
-    free(after);
+    assert_unchanged(p, before, before_len);
     expect_intact(f->root, 1);
 }
 
 /* An older version this build cannot migrate is refused too. */
 static void test_older_version(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256];
     assert_int_equal(rel_set_meta_version(f->root, 1, 0, why, sizeof why), 0);
     expect_refused(f->root, 1, CKPT_E_VERSION, "rank-1", "version 0", NULL);
@@ -658,7 +627,7 @@ static void test_older_version(void **state)
  * a restart must not start an empty store in its place. */
 static void test_missing_rank_dir(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     snprintf(p, sizeof p, "%s/rank-1", f->root);
     assert_int_equal(tu_rmtree(p), 0);
@@ -675,7 +644,7 @@ static void test_missing_rank_dir(void **state)
 /* The rank directory is there but data.mdb is not. */
 static void test_missing_data_file(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     data_path(p, sizeof p, f->root, 0, "data.mdb");
     assert_int_equal(unlink(p), 0);
@@ -690,10 +659,10 @@ static void test_missing_data_file(void **state)
  * a pdc-ckpt store, and nothing is written into it. */
 static void test_foreign_lmdb(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256], p[2048];
     for (int meta_db = 0; meta_db <= 1; meta_db++) {
-        long before_len, after_len;
+        long before_len;
         if (rel_make_foreign(f->root, 0, meta_db, why, sizeof why) != 0)
             fail_msg("%s", why);
         data_path(p, sizeof p, f->root, 0, "data.mdb");
@@ -702,11 +671,7 @@ static void test_foreign_lmdb(void **state)
         expect_inspect_fails(f->root, 0);
         if (!has_line("rank 0: ", "not a pdc-ckpt store", NULL))
             fail_msg("ckpt-inspect verify does not say rank 0 is not a store:\n%s", g_out);
-        char *after = slurp(p, &after_len);
-        assert_int_equal(before_len, after_len);
-        assert_memory_equal(before, after, (size_t)before_len);
-        free(before);
-        free(after);
+        assert_unchanged(p, before, before_len);
     }
     expect_intact(f->root, 1);
 }
@@ -714,7 +679,7 @@ static void test_foreign_lmdb(void **state)
 /* A data.mdb that is not an LMDB file at all. */
 static void test_not_lmdb(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char p[2048];
     data_path(p, sizeof p, f->root, 1, "data.mdb");
     FILE *fp = fopen(p, "wb");
@@ -736,7 +701,7 @@ static void test_not_lmdb(void **state)
  * writer's ckpt_hooks_open starts the store afresh. */
 static void test_interrupted_creation(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     char why[256];
     if (rel_make_empty_env(f->root, 1, why, sizeof why) != 0)
         fail_msg("%s", why);
@@ -809,7 +774,7 @@ static int probe_sigbus(void *arg, struct rel_outcome *out)
  * database and the page; the handle is failed afterwards. */
 static void test_fault_in_a_read_is_an_error(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct probe p = {f->root, 1};
     struct rel_outcome o;
     rel_in_child(&o, probe_sigbus, &p);
@@ -1159,7 +1124,7 @@ static void one_random_store(struct rand_tally *t, const char *dir, long seed)
  * killed; every error must name the rank. */
 static void test_random_pages(void **state)
 {
-    struct fix *f = *state;
+    struct tu_case *f = *state;
     struct rand_tally t = {0, 0, 0, 0};
     const char *only = getenv("REL_RAND_SEED");
     /* faults inside the store's LMDB calls become errors (in the children

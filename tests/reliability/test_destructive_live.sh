@@ -5,7 +5,8 @@
 # it while its ranks hold the store open (each command runs while the ranks
 # are stopped with SIGSTOP, so that they are certainly still inside the
 # store whatever the machine's speed; between commands they run on and
-# commit). Each command must refuse: exit 1, naming the pid of a writer
+# commit, and once their workload is done they keep the store open until
+# the last command has run). Each command must refuse: exit 1, naming the pid of a writer
 # rank, and leave the store's directories as they were. The writer must
 # then finish on its own (exit 0) and its whole workload must verify
 # record by record (`ckpt-workload verify`, `ckpt-inspect verify`).
@@ -41,7 +42,12 @@ W=(--objects 8000 --tags-per-object 4 --tagged 50)
 # what the store's directories hold (names, sizes are the writer's business)
 layout() { (cd "$S" && find . -maxdepth 1 | sort); }
 
-"$mpiexec" "$npflag" 2 "$wl" write --store "$S" "${W[@]}" --sync sync --commit-every 20 \
+# the writer keeps its store open after its workload while $hold exists
+# (CKPT_WORKLOAD_HOLD), however fast the machine runs it: every command
+# below meets a live writer
+hold="$dir/hold"
+touch "$hold"
+CKPT_WORKLOAD_HOLD="$hold" "$mpiexec" "$npflag" 2 "$wl" write --store "$S" "${W[@]}" --sync sync --commit-every 20 \
     >"$dir/writer.out" 2>&1 &
 writer=$!
 # both ranks' stores exist and hold their writers' pids
@@ -102,6 +108,7 @@ REASON="already holds a store" refused "$insp" copy "$S" "$dir/other"
 rm -rf "$dir/other"
 
 # the writer finishes on its own, and everything it wrote is there
+rm -f "$hold"
 wait "$writer" || fail "the writer failed: $(cat "$dir/writer.out")"
 writer="" ranks=""
 grep -q "^result: phase=write" "$dir/writer.out" || fail "the writer did not finish its workload"

@@ -127,12 +127,8 @@ static int census_child(void *arg, struct rel_outcome *out)
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
     }
-    rc = rel_census(&c, h, 0, a->n);
-    out->v[0] = c.objs;
-    out->v[1] = c.missing;
-    out->v[2] = c.bad;
+    rc = rel_census_out(out, &c, h, 0, a->n);
     out->v[3] = c.prefix + 1000000L * c.gap;
-    snprintf(out->msg, sizeof out->msg, "%s", c.why);
     ckpt_hooks_close(h);
     return rc;
 }
@@ -147,33 +143,17 @@ static void census_exec(struct rel_outcome *out, const char *root, long n)
 {
     char nbuf[32];
     int p[2], st = 0;
-    memset(out, 0, sizeof *out);
     snprintf(nbuf, sizeof nbuf, "%ld", n);
-    fflush(stdout);
-    fflush(stderr);
-    if (pipe(p) != 0) {
-        out->crashed = 1;
-        snprintf(out->msg, sizeof out->msg, "pipe: %s", strerror(errno));
+    pid_t pid = rel_fork_piped(out, p);
+    if (pid < 0)
         return;
-    }
-    pid_t pid = fork();
     if (pid == 0) { /* only async-signal-safe calls until exec */
         if (dup2(p[1], STDOUT_FILENO) >= 0) {
             execl("/proc/self/exe", "rel_test_full_disk", "--census", root, nbuf, (char *)NULL);
         }
         _exit(127);
     }
-    close(p[1]);
-    if (pid < 0) {
-        close(p[0]);
-        out->crashed = 1;
-        snprintf(out->msg, sizeof out->msg, "fork: %s", strerror(errno));
-        return;
-    }
-    size_t got = rel_read_all(p[0], out, sizeof *out);
-    close(p[0]);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    size_t got = rel_collect(out, pid, p, &st);
     if (got != sizeof *out || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         out->crashed = 1;
         snprintf(out->msg, sizeof out->msg, "census process: %s %d, %zu of %zu bytes",
@@ -327,12 +307,8 @@ static void full_disk_hooks(void **state, int sync_mode)
 
     /* every mutation exactly once */
     assert_int_equal(committed_objs(f->root, next), next);
-    struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
     ckpt_store *st;
-    so.root = f->root;
-    so.readonly = 1;
-    so.create = 0;
-    assert_int_equal(ckpt_store_open(&st, &so), 0);
+    assert_int_equal(ckpt_store_open_readonly(&st, f->root, 0), 0);
     ckpt_rtxn *tx;
     assert_int_equal(ckpt_rtxn_begin(&tx, st), 0);
     static const int dbs[] = {CKPT_DB_OBJ, CKPT_DB_OBJ_NAME, CKPT_DB_KVTAG, CKPT_DB_TAG_INDEX,
@@ -440,16 +416,7 @@ static void test_no_space_at_restart(void **state)
     assert_int_equal(rel_write_objs(h, 0, 0, n, &cont, NULL), 0);
     assert_int_equal(ckpt_hooks_close(h), 0);
     struct ckpt_store_info before, after;
-    {
-        struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
-        ckpt_store *st;
-        so.root = f->root;
-        so.readonly = 1;
-        so.create = 0;
-        assert_int_equal(ckpt_store_open(&st, &so), 0);
-        assert_int_equal(ckpt_store_info(&before, st), 0);
-        ckpt_store_close(st);
-    }
+    assert_int_equal(rel_info_ro(&before, f->root), 0);
 
     /* LMDB's two meta pages fit, nothing else does */
     disk_ends_at(2 * 4096);
@@ -466,16 +433,7 @@ static void test_no_space_at_restart(void **state)
     space_back();
 
     /* nothing changed: same generation, still clean, every record there */
-    {
-        struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
-        ckpt_store *st;
-        so.root = f->root;
-        so.readonly = 1;
-        so.create = 0;
-        assert_int_equal(ckpt_store_open(&st, &so), 0);
-        assert_int_equal(ckpt_store_info(&after, st), 0);
-        ckpt_store_close(st);
-    }
+    assert_int_equal(rel_info_ro(&after, f->root), 0);
     assert_int_equal(after.generation, before.generation);
     assert_int_equal(after.clean, 1);
     assert_int_equal(committed_objs(f->root, n), n);

@@ -222,12 +222,8 @@ static void test_foreign_owner_of_existing_store(void **state)
     assert_int_equal(chown(f->root, 0, 0), 0);
     /* readers are not writers: a read-only open of a foreign store works */
     assert_int_equal(chown(f->root, NOBODY, NOBODY), 0);
-    struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
     ckpt_store *s;
-    so.root = f->root;
-    so.readonly = 1;
-    so.create = 0;
-    assert_int_equal(ckpt_store_open(&s, &so), 0);
+    assert_int_equal(ckpt_store_open_readonly(&s, f->root, 0), 0);
     ckpt_store_close(s);
     assert_int_equal(chown(f->root, 0, 0), 0);
 }

@@ -48,7 +48,7 @@ static uint64_t g_ids[NRANKS][NOBJ];
 static char g_out[1 << 20];
 
 struct fix {
-    char dir[512];
+    char dir[TU_DIR_LEN]; /* first, for tu_fixture_new */
     char root[600];
     char out[600];   /* a directory the reader may write (copies) */
 };
@@ -100,24 +100,14 @@ static void make_readonly(const char *root)
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "readonly") != 0) {
-        free(f);
+    struct fix *f = tu_fixture_new(sizeof *f, "readonly");
+    if (f == NULL)
         return -1;
-    }
     snprintf(f->root, sizeof f->root, "%s/store", f->dir);
     snprintf(f->out, sizeof f->out, "%s/out", f->dir);
     chmod(f->dir, 0755); /* the reader (nobody) must reach the store */
-    for (int r = 0; r < NRANKS; r++) {
-        struct ckpt_hooks_opts o = opts_for(f->root, r);
-        ckpt_hooks *h;
-        uint64_t cont = 0;
-        if (ckpt_hooks_open(&h, &o) != 0 || rel_write_objs(h, r, 0, NOBJ, &cont, g_ids[r]) != 0 ||
-            ckpt_hooks_close(h) != 0) {
-            fprintf(stderr, "writing the store: %s\n", ckpt_errmsg());
-            return -1;
-        }
-    }
+    if (rel_write_store(f->root, NRANKS, NOBJ, opts_for, &g_ids[0][0]) != 0)
+        return -1;
     if (mkdir(f->out, 0700) != 0 || (g_as >= 0 && chown(f->out, NOBODY, NOBODY) != 0))
         return -1;
     *state = f;
@@ -128,9 +118,7 @@ static int teardown(void **state)
 {
     struct fix *f = *state;
     walk_chmod(f->root, 1, 0); /* rm needs to write the directories when not root */
-    tu_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_fixture_free(state);
 }
 
 /* In a forked child: become the reader. */
@@ -182,11 +170,7 @@ static int probe_reads(void *arg, struct rel_outcome *out)
         snprintf(out->msg, sizeof out->msg, "hooks open: %s", ckpt_errmsg());
         return rc;
     }
-    rc = rel_census(&c, h, p->rank, NOBJ);
-    out->v[0] = c.objs;
-    out->v[1] = c.missing;
-    out->v[2] = c.bad;
-    snprintf(out->msg, sizeof out->msg, "%s", c.why);
+    rc = rel_census_out(out, &c, h, p->rank, NOBJ);
     ckpt_hooks_close(h);
     return rc;
 }
@@ -283,6 +267,17 @@ static void has(const char *text, const char *needle, const char *what)
         fail_msg("%s: \"%s\" does not say \"%s\"", what, text, needle);
 }
 
+/* fn, run as the reader in a child, fails (without crashing) with a
+ * message that says `needle`; what: the case, for messages */
+static void refused_saying(struct rel_outcome *o, rel_fn fn, struct probe *pr, const char *needle,
+                           const char *what)
+{
+    rel_in_child(o, fn, pr);
+    if (o->crashed || o->rc == 0)
+        fail_msg("%s: rc %d crashed %d: %s", what, o->rc, o->crashed, o->msg);
+    has(o->msg, needle, what);
+}
+
 static void test_errors_name_the_file(void **state)
 {
     struct fix *f = *state;
@@ -295,27 +290,19 @@ static void test_errors_name_the_file(void **state)
         assert_int_equal(walk_chmod(f->root, 1, 1), 0);
     snprintf(p, sizeof p, "%s/rank-0/lock.mdb", f->root);
     assert_int_equal(chmod(p, 0400), 0);
-    rel_in_child(&o, probe_write_open, &pr);
-    if (o.crashed || o.rc == 0)
-        fail_msg("a writer with a read-only lock.mdb: rc %d crashed %d: %s", o.rc, o.crashed, o.msg);
-    has(o.msg, "rank-0/lock.mdb", "writer, lock.mdb read-only");
+    refused_saying(&o, probe_write_open, &pr, "rank-0/lock.mdb", "a writer, lock.mdb read-only");
 
     /* a writer on a read-only store: writer.lock cannot be created */
     make_readonly(f->root);
     snprintf(p, sizeof p, "%s/rank-0/writer.lock", f->root);
     assert_int_equal(unlink(p) == 0 || errno == ENOENT, 1);
-    rel_in_child(&o, probe_write_open, &pr);
-    if (o.crashed || o.rc == 0)
-        fail_msg("a writer on a read-only store: rc %d crashed %d: %s", o.rc, o.crashed, o.msg);
-    has(o.msg, "writer.lock", "writer on a read-only store");
+    refused_saying(&o, probe_write_open, &pr, "writer.lock", "a writer on a read-only store");
 
     /* a reader: data.mdb unreadable; lock.mdb is not the cause */
     snprintf(p, sizeof p, "%s/rank-0/data.mdb", f->root);
     assert_int_equal(chmod(p, 0), 0);
-    rel_in_child(&o, probe_reads, &pr);
-    if (o.crashed || o.rc == 0)
-        fail_msg("an unreadable data.mdb: rc %d crashed %d: %s", o.rc, o.crashed, o.msg);
-    has(o.msg, "rank-0/data.mdb: cannot open it", "reader, data.mdb unreadable");
+    refused_saying(&o, probe_reads, &pr, "rank-0/data.mdb: cannot open it",
+                   "a reader, data.mdb unreadable");
     if (strstr(o.msg, "lock.mdb") != NULL)
         fail_msg("an unreadable data.mdb blamed on lock.mdb: %s", o.msg);
     /* ckpt-inspect says the same, and still reads rank 1 */

@@ -38,7 +38,7 @@
 #include "rel_util.h"
 
 struct fix {
-    char dir[512];
+    char dir[TU_DIR_LEN]; /* first, for tu_fixture_new */
     char local[600];
     char shared[600];
     char cur[700], old[700], nw[700]; /* SHARED/rank-0, .old, .new */
@@ -47,11 +47,9 @@ struct fix {
 
 static int setup(void **state)
 {
-    struct fix *f = calloc(1, sizeof *f);
-    if (f == NULL || tu_mkdtemp(f->dir, sizeof f->dir, "shared") != 0) {
-        free(f);
+    struct fix *f = tu_fixture_new(sizeof *f, "shared");
+    if (f == NULL)
         return -1;
-    }
     snprintf(f->local, sizeof f->local, "%s/local", f->dir);
     snprintf(f->shared, sizeof f->shared, "%s/shared", f->dir);
     snprintf(f->cur, sizeof f->cur, "%s/rank-0", f->shared);
@@ -64,10 +62,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    struct fix *f = *state;
-    tu_rmtree(f->dir);
-    free(f);
-    return 0;
+    return tu_fixture_free(state);
 }
 
 static struct ckpt_hooks_opts opts(struct fix *f)

@@ -68,8 +68,8 @@ static void assert_holds(ckpt_store *st, uint64_t n)
 
 /* A child: opens in `mode`, takes an id (in the fast modes that syncs
  * the open's state: the id lease, docs/STORE.md "Ids"), commits objects
- * from..to-1 without a sync, reports the id and ends without closing.
- * Returns the id. */
+ * from..to-1 without a sync (with to == from: no commit at all), reports
+ * the id and ends without closing. Returns the id. */
 static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, uint64_t to)
 {
     int pfd[2];
@@ -84,7 +84,8 @@ static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, ui
         if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(&id, st) != 0)
             _exit(20);
         put_range(st, from, to);
-        if (ckpt_store_checkpoint(st) != 0 || write(pfd[1], &id, sizeof id) != (ssize_t)sizeof id)
+        if ((to > from && ckpt_store_checkpoint(st) != 0) ||
+            write(pfd[1], &id, sizeof id) != (ssize_t)sizeof id)
             _exit(21);
         _exit(0); /* no close: the commit is in the page cache, not synced */
     }
@@ -103,6 +104,31 @@ static void first_session(const char *root, int mode, uint64_t n)
     ckpt_store *st = stu_open(&o);
     put_range(st, 0, n);
     stu_close(st);
+}
+
+/* After a machine restart (PDC_CKPT_TEST_BOOT_ID = boot, unset again
+ * after): a writer in sync mode `mode` finds exactly n objects. */
+static void writer_after_reboot(const char *root, const char *boot, int mode, uint64_t n)
+{
+    setenv("PDC_CKPT_TEST_BOOT_ID", boot, 1);
+    struct ckpt_store_opts o = opts(root, mode);
+    ckpt_store *st = stu_open(&o);
+    assert_holds(st, n);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+}
+
+/* The same for a reader, which must open: its info. */
+static struct ckpt_store_info reader_after_reboot(const char *root, uint64_t n)
+{
+    ckpt_store *st;
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+    assert_holds(st, n);
+    struct ckpt_store_info info = stu_info(st);
+    stu_close(st);
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    return info;
 }
 
 static void test_power_loss_rolls_back_to_the_last_sync(void **state)
@@ -140,36 +166,22 @@ static void test_power_loss_rolls_back_to_the_last_sync(void **state)
 static void test_sync_mode_never_rolls_back(void **state)
 {
     const char *root = stu_dir(state);
-    struct ckpt_store_opts o = opts(root, CKPT_SYNC_EVERY);
-    ckpt_store *st;
     first_session(root, CKPT_SYNC_EVERY, 10);
     crash_after_commit(root, CKPT_SYNC_EVERY, 10, 20);
-    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
-    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
-    assert_holds(st, 20);
-    stu_close(st);
-    st = stu_open(&o);
-    assert_holds(st, 20);
-    stu_close(st);
-    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    reader_after_reboot(root, 20);
+    writer_after_reboot(root, "test-durable-another-boot", CKPT_SYNC_EVERY, 20);
 }
 
 static void test_fast_crash_recovered_in_sync_mode(void **state)
 {
     const char *root = stu_dir(state);
-    ckpt_store *st;
     first_session(root, CKPT_SYNC_INTERVAL, 10);
     crash_after_commit(root, CKPT_SYNC_INTERVAL, 10, 20);
     /* after a restart of the machine, the next writer runs in sync mode:
      * it rolls back, and its own (durable) commits stay */
     setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-boot-2", 1);
     crash_after_commit(root, CKPT_SYNC_EVERY, 10, 15);
-    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-boot-3", 1);
-    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
-    st = stu_open(&o);
-    assert_holds(st, 15);
-    stu_close(st);
-    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    writer_after_reboot(root, "test-durable-boot-3", CKPT_SYNC_CLOSE, 15);
 }
 
 /* A machine crash right after a restart (an open that handed out ids and
@@ -178,27 +190,8 @@ static void test_fast_crash_recovered_in_sync_mode(void **state)
 static void test_machine_crash_right_after_a_restart(void **state)
 {
     const char *root = stu_dir(state);
-    int pfd[2];
-    uint64_t id = 0;
     first_session(root, CKPT_SYNC_CLOSE, 10);
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
-        ckpt_store *st;
-        close(pfd[0]);
-        if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(&id, st) != 0 ||
-            write(pfd[1], &id, sizeof id) != (ssize_t)sizeof id)
-            _exit(20);
-        _exit(0);
-    }
-    close(pfd[1]);
-    assert_int_equal(read(pfd[0], &id, sizeof id), (ssize_t)sizeof id);
-    close(pfd[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    uint64_t id = crash_after_commit(root, CKPT_SYNC_CLOSE, 10, 10);
     setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
     struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
     ckpt_store *st = stu_open(&o);
@@ -219,27 +212,16 @@ static void test_restart_after_a_process_crash_records_its_state(void **state)
     first_session(root, CKPT_SYNC_CLOSE, 10);
     crash_after_commit(root, CKPT_SYNC_CLOSE, 10, 20);  /* process crash */
     crash_after_commit(root, CKPT_SYNC_CLOSE, 20, 25);  /* restart, then a machine crash */
-    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
-    struct ckpt_store_opts o = opts(root, CKPT_SYNC_CLOSE);
-    ckpt_store *st = stu_open(&o);
-    assert_holds(st, 20);
-    stu_close(st);
-    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    writer_after_reboot(root, "test-durable-another-boot", CKPT_SYNC_CLOSE, 20);
 }
 
 /* A clean close is the last sync: nothing to roll back after a restart. */
 static void test_clean_close_survives_a_restart(void **state)
 {
     const char *root = stu_dir(state);
-    ckpt_store *st;
     first_session(root, CKPT_SYNC_CLOSE, 10);
     first_session(root, CKPT_SYNC_CLOSE, 25);
-    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
-    stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
-    assert_holds(st, 25);
-    assert_int_equal(stu_info(st).clean, 1);
-    stu_close(st);
-    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    assert_int_equal(reader_after_reboot(root, 25).clean, 1);
 }
 
 /* PDC_CKPT_POWERLOSS_GUARD=off (no_powerloss_guard): a writer first does

@@ -92,6 +92,18 @@ static struct ckpt_store_opts small_map_opts(void **state, unsigned commit_every
     return o;
 }
 
+/* Reopened read-only with o's (small) map: all n objects are there.
+ * Returns the store's info as that open saw it. */
+static struct ckpt_store_info verify_readonly(struct ckpt_store_opts o, uint64_t n)
+{
+    o.readonly = 1;
+    ckpt_store *st = stu_open(&o);
+    verify(st, n);
+    struct ckpt_store_info info = stu_info(st);
+    stu_close(st);
+    return info;
+}
+
 static void test_map_grows_for_one_big_batch(void **state)
 {
     struct ckpt_store_opts o = small_map_opts(state, 1u << 30);
@@ -113,14 +125,9 @@ static void test_map_grows_for_one_big_batch(void **state)
     verify(st, N_OBJS);
     stu_close(st);
 
-    /* reopen read-only with the small map: everything is there */
-    o.readonly = 1;
-    st = stu_open(&o);
-    verify(st, N_OBJS);
-    stu_close(st);
+    verify_readonly(o, N_OBJS);
 
     /* reopen writable with the small map again and add a second batch */
-    o.readonly = 0;
     st = stu_open(&o);
     put_objs(st, N_OBJS, N_OBJS + 20000, &bytes);
     stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
@@ -150,13 +157,9 @@ static void test_map_grows_across_many_batches(void **state)
     verify(st, N_OBJS);
     stu_close(st);
 
-    o.readonly = 1;
-    st = stu_open(&o);
-    verify(st, N_OBJS);
-    info = stu_info(st);
+    info = verify_readonly(o, N_OBJS);
     assert_int_equal(info.mutations, N_OBJS);
     assert_int_equal(info.clean, 1);
-    stu_close(st);
 }
 
 static void test_map_grows_for_large_values(void **state)

@@ -399,11 +399,44 @@ struct verdict {
     char why[600];
 };
 
+/* What an open of the crash image must see: `who` names it in messages
+ * (`info_who` for a failed ckpt_store_info, verdict bad_info; `who` for a
+ * wrong state, bad_state); its mutations a commit point in [min, hi] (the
+ * message says the range lo..hi) with the workload's records up to it. */
+struct seen {
+    const char *info_who, *who;
+    int bad_info, bad_state;
+    int64_t min, lo, hi;
+};
+
+/* 0, or -1 with v->bad and v->why set; *m: the mutations st holds */
+static int check_seen(ckpt_store *st, const struct seen *s, uint64_t seed, const struct logf *L,
+                      int64_t *m, struct verdict *v)
+{
+    static struct plm pm;
+    struct ckpt_store_info info;
+    if (ckpt_store_info(&info, st) != 0) {
+        v->bad = s->bad_info;
+        snprintf(v->why, sizeof v->why, "%s: ckpt_store_info: %s", s->info_who,
+                 ckpt_errmsg());
+        return -1;
+    }
+    *m = (int64_t)info.mutations;
+    plm_replay(&pm, seed, info.mutations);
+    if (!is_commit_point(L, *m) || *m > s->hi || *m < s->min ||
+        plm_check(st, &pm, v->why, sizeof v->why) != 0) {
+        v->bad = s->bad_state;
+        size_t n = strlen(v->why);
+        snprintf(v->why + n, sizeof v->why - n, " (%s: %lld mutations; allowed %lld..%lld)", s->who,
+                 (long long)*m, (long long)s->lo, (long long)s->hi);
+        return -1;
+    }
+    return 0;
+}
+
 static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, int64_t hi,
                         uint64_t max_id, const struct logf *L, struct verdict *v)
 {
-    static struct plm m;
-    struct ckpt_store_info info;
     ckpt_store *st = NULL;
     memset(v, 0, sizeof *v);
     v->reader_m = v->writer_m = -1;
@@ -411,23 +444,11 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
     /* a reader first: it changes nothing */
     v->reader_rc = ckpt_store_open_readonly(&st, dir, 0);
     if (v->reader_rc == 0) {
-        if (ckpt_store_info(&info, st) != 0) {
-            v->bad = 1;
-            snprintf(v->why, sizeof v->why, "reader: ckpt_store_info: %s", ckpt_errmsg());
-            return;
-        }
-        v->reader_m = (int64_t)info.mutations;
-        plm_replay(&m, seed, info.mutations);
-        if (!is_commit_point(L, v->reader_m) || v->reader_m > hi ||
-            plm_check(st, &m, v->why, sizeof v->why) != 0) {
-            v->bad = 2;
-            size_t n = strlen(v->why);
-            snprintf(v->why + n, sizeof v->why - n, " (reader: %lld mutations; allowed %lld..%lld)",
-                     (long long)v->reader_m, (long long)lo, (long long)hi);
-            ckpt_store_close(st);
-            return;
-        }
+        struct seen r = {"reader", "reader", 1, 2, INT64_MIN, lo, hi};
+        int bad = check_seen(st, &r, seed, L, &v->reader_m, v);
         ckpt_store_close(st);
+        if (bad)
+            return;
     } else if (v->reader_rc > 0 || v->reader_rc < -22 || ckpt_errmsg()[0] == 0) {
         v->bad = 3;
         snprintf(v->why, sizeof v->why, "reader refused with rc %d and message \"%s\"", v->reader_rc,
@@ -448,19 +469,8 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
             v->bad = 4;
         return;
     }
-    if (ckpt_store_info(&info, st) != 0) {
-        v->bad = 5;
-        snprintf(v->why, sizeof v->why, "writer: ckpt_store_info: %s", ckpt_errmsg());
-        return;
-    }
-    v->writer_m = (int64_t)info.mutations;
-    plm_replay(&m, seed, info.mutations);
-    if (!is_commit_point(L, v->writer_m) || v->writer_m > hi || v->writer_m < lo ||
-        plm_check(st, &m, v->why, sizeof v->why) != 0) {
-        v->bad = 6;
-        size_t n = strlen(v->why);
-        snprintf(v->why + n, sizeof v->why - n, " (restart: %lld mutations; allowed %lld..%lld)",
-                 (long long)v->writer_m, (long long)lo, (long long)hi);
+    struct seen w = {"writer", "restart", 5, 6, lo, lo, hi};
+    if (check_seen(st, &w, seed, L, &v->writer_m, v) != 0) {
         ckpt_store_discard(st);
         return;
     }

@@ -266,8 +266,12 @@ static int kv_region_put(void *ctx, const struct ckpt_region *g)
     return rc ? rc : kv_mutation_done(kv);
 }
 
-void bench_kv_sink(struct bench_kv *kv, struct model_sink *sink)
+void bench_kv_init(struct bench_kv *kv, const struct bench_kv_ops *ops, void *b, int rank,
+                   struct model_sink *sink)
 {
+    kv->ops = ops;
+    kv->backend = b;
+    kv->rank = rank;
     /* The stream has no deletes: leaving them NULL makes the model skip
      * the sink for them. */
     memset(sink, 0, sizeof *sink);

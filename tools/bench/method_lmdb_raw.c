@@ -106,10 +106,7 @@ static int lr_open(void **ctx, const char *root, int rank, int nranks, struct mo
         lr_free(l);
         return rc;
     }
-    l->kv.ops = &lr_ops;
-    l->kv.backend = l;
-    l->kv.rank = rank;
-    bench_kv_sink(&l->kv, sink);
+    bench_kv_init(&l->kv, &lr_ops, l, rank, sink);
     *ctx = l;
     return 0;
 }

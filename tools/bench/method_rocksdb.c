@@ -107,10 +107,7 @@ static int rk_open(void **ctx, const char *root, int rank, int nranks, struct mo
     }
     r->wo = rocksdb_writeoptions_create();
     r->batch = rocksdb_writebatch_create();
-    r->kv.ops = &rk_ops;
-    r->kv.backend = r;
-    r->kv.rank = rank;
-    bench_kv_sink(&r->kv, sink);
+    bench_kv_init(&r->kv, &rk_ops, r, rank, sink);
     *ctx = r;
     return 0;
 }

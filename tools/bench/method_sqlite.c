@@ -132,10 +132,7 @@ static int sq_open(void **ctx, const char *root, int rank, int nranks, struct mo
             goto fail;
         }
     }
-    s->kv.ops = &sq_ops;
-    s->kv.backend = s;
-    s->kv.rank = rank;
-    bench_kv_sink(&s->kv, sink);
+    bench_kv_init(&s->kv, &sq_ops, s, rank, sink);
     *ctx = s;
     return 0;
 fail:

@@ -101,8 +101,10 @@ struct bench_kv {
     unsigned staged;
 };
 
-/* The sink over kv (kv must outlive the model). */
-void bench_kv_sink(struct bench_kv *kv, struct model_sink *sink);
+/* kv over the backend b (its ops) of rank, and the sink over kv (kv must
+ * outlive the model). */
+void bench_kv_init(struct bench_kv *kv, const struct bench_kv_ops *ops, void *b, int rank,
+                   struct model_sink *sink);
 /* Put the meta entry (rank, nranks, next id) into the open batch. */
 int bench_kv_put_meta(struct bench_kv *kv, int nranks);
 

@@ -519,20 +519,6 @@ json_object *jnum_i64(int64_t v)
     return json_object_new_int64(v);
 }
 
-json_object *jnum_f64(double v, int is_float)
-{
-    char buf[40];
-    if (isnan(v))
-        return json_object_new_string("NaN");
-    if (isinf(v))
-        return json_object_new_string(v > 0 ? "Infinity" : "-Infinity");
-    if (is_float)
-        bulki_json_fmt_float(buf, sizeof buf, (float)v);
-    else
-        bulki_json_fmt_double(buf, sizeof buf, v);
-    return json_object_new_double_s(v, buf);
-}
-
 static void add_name(json_object *o, const struct dkey *d)
 {
     json_object_object_add(o, "name", bulki_json_bytes(d->name, d->nlen));
@@ -684,6 +670,13 @@ void key_text(char *buf, size_t n, int db, const void *key, size_t klen)
     }
 }
 
+void err_key(const char *path, int db, const ckpt_val *k, const char *what)
+{
+    char kt[256];
+    key_text(kt, sizeof kt, db, k->data, k->len);
+    errp(path, "%s: %s: %s", ckpt_db_name(db), kt, what);
+}
+
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
@@ -781,11 +774,11 @@ static json_object *elem_json(const uint8_t *p, const struct bulki_type_info *ti
         if (ti->width == 4) {
             float f;
             memcpy(&f, p, 4);
-            return jnum_f64(f, 1);
+            return bulki_json_f64(f, 1);
         } else {
             double d;
             memcpy(&d, p, 8);
-            return jnum_f64(d, 0);
+            return bulki_json_f64(d, 0);
         }
     case BULKI_KIND_BOOL:
         return json_object_new_boolean(p[0] != 0);
@@ -858,14 +851,14 @@ json_object *region_json(const struct ckpt_region *g)
         json_object *h = json_object_new_object(), *r = json_object_new_array(),
                     *b = json_object_new_array();
         for (size_t i = 0; i < 2 * (size_t)g->hist.nbin; i++)
-            json_object_array_add(r, jnum_f64(ckpt_hist_range(&g->hist, i), 0));
+            json_object_array_add(r, bulki_json_f64(ckpt_hist_range(&g->hist, i), 0));
         for (size_t i = 0; i < (size_t)g->hist.nbin; i++)
             json_object_array_add(b, jnum_u64(ckpt_hist_bin(&g->hist, i)));
         add(h, "dtype", jnum_i64(g->hist.dtype));
         add(h, "nbin", jnum_i64(g->hist.nbin));
         add(h, "range", r);
         add(h, "bin", b);
-        add(h, "incr", jnum_f64(g->hist.incr, 0));
+        add(h, "incr", bulki_json_f64(g->hist.incr, 0));
         add(j, "hist", h);
     }
     return j;
@@ -933,7 +926,7 @@ static json_object *plain_elem(const bulki_ent *e, const struct bulki_type_info 
     case BULKI_KIND_BOOL:
         return bulki_ent_elem_u64(&u, e, i) == 0 ? json_object_new_boolean(u != 0) : NULL;
     case BULKI_KIND_FLOAT:
-        return bulki_ent_elem_f64(&d, e, i) == 0 ? jnum_f64(d, ti->width == 4) : NULL;
+        return bulki_ent_elem_f64(&d, e, i) == 0 ? bulki_json_f64(d, ti->width == 4) : NULL;
     default:
         return NULL;
     }
@@ -1081,6 +1074,12 @@ void print_json_line(json_object *j)
     fputs(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
           stdout);
     fputc('\n', stdout);
+}
+
+void emit_json_line(json_object *j)
+{
+    print_json_line(j);
+    json_object_put(j);
 }
 
 void print_json_pretty(json_object *j)

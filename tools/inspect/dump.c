@@ -127,14 +127,11 @@ static int dump_entry(const ckpt_val *k, const ckpt_val *v, void *p)
     if (key_decode(&d, c->db, k->data, k->len) == -1 && err[0] == 0)
         snprintf(err, sizeof err, "malformed %s key", ckpt_db_name(c->db));
     if (err[0]) {
-        char kt[256];
         json_object_object_add(o, "error", bulki_json_str(err));
-        key_text(kt, sizeof kt, c->db, k->data, k->len);
-        errp(c->path, "%s: %s: %s", ckpt_db_name(c->db), kt, err);
+        err_key(c->path, c->db, k, err);
         c->bad++;
     }
-    print_json_line(o);
-    json_object_put(o);
+    emit_json_line(o);
     c->lines++;
     return 0;
 }
@@ -144,18 +141,15 @@ static int dump_entry(const ckpt_val *k, const ckpt_val *v, void *p)
 static void dump_damaged(int db, const ckpt_val *k, const char *what, void *p)
 {
     struct dump_ctx *c = p;
-    char kt[256];
     json_object *o = json_object_new_object();
     json_object_object_add(o, "rank", jnum_i64(c->rank));
     json_object_object_add(o, "db", json_object_new_string(ckpt_db_name(db)));
     json_object_object_add(o, "key", key_json(db, k->data, k->len));
     json_object_object_add(o, "value", NULL);
     json_object_object_add(o, "error", bulki_json_str(what));
-    key_text(kt, sizeof kt, db, k->data, k->len);
-    errp(c->path, "%s: %s: %s", ckpt_db_name(db), kt, what);
+    err_key(c->path, db, k, what);
     c->bad++;
-    print_json_line(o);
-    json_object_put(o);
+    emit_json_line(o);
     c->lines++;
 }
 

@@ -109,9 +109,7 @@ static int add_record(const ckpt_val *k, const ckpt_val *v, void *p)
     char err[256];
     json_object *j = record_json(c->db, k->data, k->len, v->data, v->len, err, sizeof err);
     if (j == NULL) {
-        char kt[256];
-        key_text(kt, sizeof kt, c->db, k->data, k->len);
-        errp(c->path, "%s: %s: %s", ckpt_db_name(c->db), kt, err);
+        err_key(c->path, c->db, k, err);
         j = json_object_new_object();
         json_object_object_add(j, "key", key_json(c->db, k->data, k->len));
         json_object_object_add(j, "error", bulki_json_str(err));
@@ -141,6 +139,24 @@ struct get_job {
     int failed;
 };
 
+/* The job's rank e opened and a read transaction begun on it: 0, or -1
+ * when either failed (said, and counted in j->failed). */
+static int job_begin(struct get_job *j, struct rank_ent *e, ckpt_rtxn **tx)
+{
+    int rc;
+    if (root_open(j->root, e, 1) != 0) {
+        j->failed++;
+        return -1;
+    }
+    store_msg_clear();
+    if ((rc = ckpt_rtxn_begin(tx, e->st)) != 0) {
+        err_store(j->root->path, rc);
+        j->failed++;
+        return -1;
+    }
+    return 0;
+}
+
 /* Container job->id on order[i]: {"id","name","rank"} into job->out. */
 static void cont_try(void *p)
 {
@@ -150,17 +166,8 @@ static void cont_try(void *p)
     ckpt_val v;
     struct ckpt_cont cont;
     size_t off;
-    int rc;
-    if (root_open(j->root, e, 1) != 0) {
-        j->failed++;
+    if (job_begin(j, e, &tx) != 0)
         return;
-    }
-    store_msg_clear();
-    if ((rc = ckpt_rtxn_begin(&tx, e->st)) != 0) {
-        err_store(j->root->path, rc);
-        j->failed++;
-        return;
-    }
     if (ckpt_get_cont(&v, tx, j->id) == 0) {
         if (ckpt_rec_cont_decode(&cont, v.data, v.len, &off) == 0) {
             json_object_object_add(j->out, "name", bulki_json_str(cont.cont_name));
@@ -320,16 +327,8 @@ static void obj_try(void *p)
     ckpt_rtxn *tx;
     ckpt_val v;
     int rc;
-    if (root_open(j->root, e, 1) != 0) {
-        j->failed++;
+    if (job_begin(j, e, &tx) != 0)
         return;
-    }
-    store_msg_clear();
-    if ((rc = ckpt_rtxn_begin(&tx, e->st)) != 0) {
-        err_store(j->root->path, rc);
-        j->failed++;
-        return;
-    }
     if (!j->have_id)
         rc = obj_by_name(j, e, tx);
     else if ((rc = ckpt_get_obj(&v, tx, j->id)) == 0)
@@ -640,8 +639,7 @@ static int find_hit(const ckpt_val *k, const ckpt_val *v, void *p)
     json_object *tv = tag_value_json(&t, &raw);
     json_object_object_add(o, "type", tn ? json_object_new_string(tn) : jnum_i64(t.type));
     json_object_object_add(o, "value", tv);
-    print_json_line(o);
-    json_object_put(o);
+    emit_json_line(o);
     c->hits++;
     return 0;
 }
@@ -650,9 +648,7 @@ static int find_hit(const ckpt_val *k, const ckpt_val *v, void *p)
 static void find_damaged(int db, const ckpt_val *k, const char *what, void *p)
 {
     struct find_ctx *c = p;
-    char kt[256];
-    key_text(kt, sizeof kt, db, k->data, k->len);
-    errp(ckpt_store_path(c->e->st), "%s: %s: %s", ckpt_db_name(db), kt, what);
+    err_key(ckpt_store_path(c->e->st), db, k, what);
     c->bad++;
 }
 

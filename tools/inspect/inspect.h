@@ -144,6 +144,8 @@ json_object *xfer_json(const struct ckpt_xfer_region *x);
 /* The key as text for messages: `id 1000000001`, `name "obj3" ts 0`,
  * ...; `hex 00ab..` when malformed. */
 void key_text(char *buf, size_t n, int db, const void *key, size_t klen);
+/* errp(path, "DB: KEY: what") for the record of db at key k */
+void err_key(const char *path, int db, const ckpt_val *k, const char *what);
 void hex_text(char *buf, size_t n, const void *data, size_t len);
 /* A name for messages: quoted, escaped, shortened. */
 void name_text(char *buf, size_t n, const void *name, size_t len, int hashed);
@@ -151,7 +153,6 @@ void name_text(char *buf, size_t n, const void *name, size_t len, int hashed);
 /* ---- records as JSON ("friendly form", docs/TOOLS.md) ---- */
 json_object *jnum_u64(uint64_t v);
 json_object *jnum_i64(int64_t v);
-json_object *jnum_f64(double v, int is_float);
 json_object *obj_json(const struct ckpt_obj *o);
 json_object *cont_json(const struct ckpt_cont *c);
 json_object *kvtag_json(const struct ckpt_kvtag *t);
@@ -174,6 +175,8 @@ json_object *record_json(int db, const void *key, size_t klen, const void *data,
 
 /* Print one JSON value on one line / pretty. */
 void print_json_line(json_object *j);
+/* print_json_line, then j is released */
+void emit_json_line(json_object *j);
 void print_json_pretty(json_object *j);
 /* fflush stdout; prints the error and returns EXIT_FAIL if writing failed. */
 int finish_stdout(void);

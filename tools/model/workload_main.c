@@ -76,7 +76,8 @@ static void usage(FILE *f)
             "environment: PDC_CKPT_DIR (the store, see --store), PDC_TMPDIR,\n"
             "         PDC_CKPT_SYNC, PDC_CKPT_COMMIT_EVERY, PDC_CKPT_COMMIT_MS,\n"
             "         PDC_CKPT_SYNC_MS, PDC_CKPT_SHARED_DIR, PDC_CKPT_POWERLOSS_GUARD\n"
-            "         (docs/PDC_INTEGRATION.md)\n"
+            "         (docs/PDC_INTEGRATION.md); CKPT_WORKLOAD_HOLD=FILE (write: keep the\n"
+            "         store open after the workload while FILE exists; for tests)\n"
             "exit status: 0 ok, 1 failure, 2 bad usage\n",
             p, p, p, p, p, method_names(),
             g_methods ? "" : "; the benchmark's\n         methods are in ckpt-bench-workload "
