@@ -22,6 +22,11 @@
  * Errors are negative BULKI_E* codes; bulki_strerror() names them. Decoding
  * errors also report the byte offset (from the start of the buffer) at which
  * the problem was found.
+ *
+ * Arguments: what a call produces comes first (the decoded view, the
+ * length written, then the buffer written into), then the writer, reader
+ * or iterator it works on, then its inputs; an optional report that may be
+ * NULL (err_off) comes last.
  */
 #ifndef PDC_CKPT_BULKI_H
 #define PDC_CKPT_BULKI_H
@@ -167,7 +172,7 @@ CKPT_API void bulki_writer_init(bulki_writer *w, void *buf, size_t cap);
 CKPT_API void bulki_write_doc(bulki_writer *w, const bulki_doc *doc);
 CKPT_API void bulki_write_value(bulki_writer *w, const bulki_value *v);
 /* First latched error (0 if none); *len gets the bytes written so far. */
-CKPT_API int bulki_writer_finish(bulki_writer *w, size_t *len);
+CKPT_API int bulki_writer_finish(size_t *len, bulki_writer *w);
 
 /* Exact encoded length of a document / entity written at offset 0.
  * Returns 0 or a negative error (invalid description). */
@@ -249,7 +254,7 @@ CKPT_API int bulki_decode_value(bulki_ent *out, const void *buf, size_t len, siz
 
 CKPT_API void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m);
 /* 1 and the next pair, 0 at the end, or a negative error. */
-CKPT_API int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value);
+CKPT_API int bulki_map_next(bulki_ent *key, bulki_ent *value, bulki_map_iter *it);
 /* Value of the first pair whose key is the string `key`; BULKI_E_NOTFOUND
  * if there is none. Walks the pairs from the first one (re-parsing each
  * key's header): for several lookups in one record, bulki_decode_index and

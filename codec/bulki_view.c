@@ -58,7 +58,7 @@ void bulki_map_iter_init(bulki_map_iter *it, const bulki_map *m)
     it->i = 0;
 }
 
-int bulki_map_next(bulki_map_iter *it, bulki_ent *key, bulki_ent *value)
+int bulki_map_next(bulki_ent *key, bulki_ent *value, bulki_map_iter *it)
 {
     const bulki_map *m = it->map;
     struct rctx c = {m->base, m->base_len, 0};
@@ -82,7 +82,7 @@ int bulki_map_get(bulki_ent *value, const bulki_map *m, const char *key)
     size_t klen = strlen(key);
     int rc;
     bulki_map_iter_init(&it, m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         if (k.type == BULKI_T_STRING && k.payload_len == klen &&
             memcmp(k.payload, key, klen) == 0) {
             *value = v;
@@ -146,7 +146,7 @@ __attribute__((noinline)) static const bulki_field *index_search(bulki_index *ix
     bulki_map_iter it;
     bulki_ent k, v;
     bulki_map_iter_init(&it, &ix->map);
-    while (bulki_map_next(&it, &k, &v) == 1) {
+    while (bulki_map_next(&k, &v, &it) == 1) {
         if (it.i > n && k.type == BULKI_T_STRING && k.payload_len == key_len &&
             memcmp(k.payload, key, key_len) == 0) {
             ix->beyond.key = (const char *)k.payload;

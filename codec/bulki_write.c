@@ -481,7 +481,7 @@ void bulki_write_value(bulki_writer *w, const bulki_value *v)
     emit_value(w, v, 0);
 }
 
-int bulki_writer_finish(bulki_writer *w, size_t *len)
+int bulki_writer_finish(size_t *len, bulki_writer *w)
 {
     if (len)
         *len = w->pos;
@@ -503,7 +503,7 @@ int bulki_doc_encoded_len(size_t *len, const bulki_doc *doc)
     bulki_writer w;
     count_init(&w);
     bulki_write_doc(&w, doc);
-    return bulki_writer_finish(&w, len);
+    return bulki_writer_finish(len, &w);
 }
 
 int bulki_value_encoded_len(size_t *len, const bulki_value *v)
@@ -511,7 +511,7 @@ int bulki_value_encoded_len(size_t *len, const bulki_value *v)
     bulki_writer w;
     count_init(&w);
     bulki_write_value(&w, v);
-    return bulki_writer_finish(&w, len);
+    return bulki_writer_finish(len, &w);
 }
 
 int bulki_encode_doc(size_t *written, void *buf, size_t cap, const bulki_doc *doc)
@@ -521,7 +521,7 @@ int bulki_encode_doc(size_t *written, void *buf, size_t cap, const bulki_doc *do
         return BULKI_E_INVAL;
     bulki_writer_init(&w, buf, cap);
     bulki_write_doc(&w, doc);
-    return bulki_writer_finish(&w, written);
+    return bulki_writer_finish(written, &w);
 }
 
 int bulki_encode_value(size_t *written, void *buf, size_t cap, const bulki_value *v)
@@ -531,5 +531,5 @@ int bulki_encode_value(size_t *written, void *buf, size_t cap, const bulki_value
         return BULKI_E_INVAL;
     bulki_writer_init(&w, buf, cap);
     bulki_write_value(&w, v);
-    return bulki_writer_finish(&w, written);
+    return bulki_writer_finish(written, &w);
 }

@@ -295,7 +295,7 @@ static void walk_map(struct walk *w, const bulki_map *m)
     uint64_t hsum = 0, dsum = 0, n = 0;
     size_t kpos = m->keys_off, vpos = m->values_off;
     bulki_map_iter_init(&it, m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         FZ_CHECK(k.offset == kpos && v.offset == vpos);
         walk_ent(w, &k, depth);
         walk_ent(w, &v, depth);
@@ -311,7 +311,7 @@ static void walk_map(struct walk *w, const bulki_map *m)
             bulki_map_iter it2;
             bulki_ent k2, v2, got;
             bulki_map_iter_init(&it2, m);
-            while (bulki_map_next(&it2, &k2, &v2) == 1 && !same_key(&k2, &k))
+            while (bulki_map_next(&k2, &v2, &it2) == 1 && !same_key(&k2, &k))
                 ;
             FZ_CHECK(same_key(&k2, &k));
             /* the key is NUL-terminated in the buffer (checked in walk_ent) */
@@ -320,7 +320,7 @@ static void walk_map(struct walk *w, const bulki_map *m)
         }
     }
     FZ_CHECK(rc == 0 && n == m->npairs);
-    FZ_CHECK(bulki_map_next(&it, &k, &v) == 0); /* stays at the end */
+    FZ_CHECK(bulki_map_next(&k, &v, &it) == 0); /* stays at the end */
     FZ_CHECK(hsum == hsize && dsum == dsize);
     FZ_CHECK(total == NOTIONAL_DOC_HDR + hsum + dsum);
 
@@ -467,7 +467,7 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
         bulki_ent k, v, got;
         uint64_t i = 0;
         bulki_map_iter_init(&it, m);
-        while (bulki_map_next(&it, &k, &v) == 1 && i < MAX_GET_CHECKS) {
+        while (bulki_map_next(&k, &v, &it) == 1 && i < MAX_GET_CHECKS) {
             if (i < ix.n) {
                 bulki_ent fv;
                 FZ_CHECK(bulki_field_value(&fv, &ix, &ix.fields[i]) == 0 && same_view(&fv, &v));
@@ -484,7 +484,7 @@ static void check_index(const uint8_t *data, size_t size, int rc, size_t err_off
                 bulki_ent k2, v2;
                 int found = 0;
                 bulki_map_iter_init(&it2, m);
-                while (!found && bulki_map_next(&it2, &k2, &v2) == 1)
+                while (!found && bulki_map_next(&k2, &v2, &it2) == 1)
                     found = same_key(&k2, &k) && same_view(&v2, &got);
                 FZ_CHECK(found);
             }

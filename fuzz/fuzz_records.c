@@ -58,12 +58,12 @@ static int str_eq(const char *a, const char *b)
 #define ENCODE(fn, rec, out, outlen)                                           \
     do {                                                                       \
         size_t need_ = 0, got_ = 0;                                            \
-        FZ_CHECK(fn(NULL, 0, &need_, (rec)) == 0);                             \
+        FZ_CHECK(fn(&need_, NULL, 0, (rec)) == 0);                             \
         (out) = malloc(need_ ? need_ : 1);                                     \
         FZ_CHECK((out) != NULL);                                               \
         if (need_ > 0)                                                         \
-            FZ_CHECK(fn((out), need_ - 1, &got_, (rec)) == CKPT_E_NOSPACE);    \
-        FZ_CHECK(fn((out), need_, &got_, (rec)) == 0 && got_ == need_);        \
+            FZ_CHECK(fn(&got_, (out), need_ - 1, (rec)) == CKPT_E_NOSPACE);    \
+        FZ_CHECK(fn(&got_, (out), need_, (rec)) == 0 && got_ == need_);        \
         (outlen) = got_;                                                       \
     } while (0)
 

@@ -57,7 +57,7 @@ static uint8_t g_buf[1 << 16];
 #define EMIT_REC(fn, name, rec)                                                \
     do {                                                                       \
         size_t len_ = 0;                                                       \
-        if (fn(g_buf, sizeof g_buf, &len_, (rec)) != 0) {                      \
+        if (fn(&len_, g_buf, sizeof g_buf, (rec)) != 0) {                      \
             fprintf(stderr, "%s: encode failed\n", (name));                    \
             g_failed = 1;                                                      \
         } else {                                                               \

@@ -12,7 +12,8 @@
  * once on one handle.
  *
  * Return values: 0, or a negative CKPT_E* code (ckpt_store.h);
- * ckpt_hooks_errmsg() says what failed and where. A hook that returns an
+ * ckpt_errmsg() says what failed and where (the calling thread's last
+ * failure, any handle or none: ckpt_store.h, "Errors"). A hook that returns an
  * error from a failed commit (CKPT_E_NOSPACE, CKPT_E_IO) has still staged
  * its mutation: it is kept and committed by the next commit that succeeds.
  * CKPT_E_BACKLOG means the opposite: commits kept failing until 256 MiB were
@@ -108,6 +109,10 @@ struct ckpt_region {
 };
 
 struct ckpt_hooks_opts {
+    /* sizeof(struct ckpt_hooks_opts) as the caller was built
+     * (CKPT_HOOKS_OPTS_INIT sets it), as in struct ckpt_store_opts: fields
+     * past it take their defaults; an unknown size is CKPT_E_INVAL. */
+    size_t size;
     const char *store_root;     /* the store's root directory */
     int rank;
     int nranks;
@@ -135,9 +140,16 @@ struct ckpt_hooks_opts {
     /* 1: no power-loss guard (ckpt_store_opts.no_powerloss_guard) */
     int no_powerloss_guard;
 };
+/* Bytes of the first version (size through no_powerloss_guard): the
+ * smallest size field accepted */
+#define CKPT_HOOKS_OPTS_SIZE_V1                                                 \
+    (offsetof(struct ckpt_hooks_opts, no_powerloss_guard) + sizeof(int))
 #define CKPT_HOOKS_OPTS_INIT                                                    \
-    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, NULL,  \
-     CKPT_SYNC_KB_DEFAULT, NULL, NULL, 0u, 0}
+    {.size = sizeof(struct ckpt_hooks_opts), .store_root = NULL, .rank = 0,     \
+     .nranks = 1, .commit_every = 1000u, .commit_ms = 100u,                     \
+     .sync_mode = CKPT_SYNC_CLOSE, .sync_ms = 1000u, .map_size = (size_t)64 << 20, \
+     .shared_root = NULL, .sync_kb = CKPT_SYNC_KB_DEFAULT, .progress = NULL,    \
+     .progress_arg = NULL, .tagidx_merge = 0u, .no_powerloss_guard = 0}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the
@@ -175,12 +187,11 @@ CKPT_API int ckpt_hooks_checkpoint(ckpt_hooks *h);
 CKPT_API int ckpt_hooks_close(ckpt_hooks *h);
 /* Release without committing (tests; what a crash would do). */
 CKPT_API void ckpt_hooks_discard(ckpt_hooks *h);
-CKPT_API const char *ckpt_hooks_errmsg(const ckpt_hooks *h);
 CKPT_API ckpt_store *ckpt_hooks_store(ckpt_hooks *h);
 
 /* A new object/container id from the persisted sequence; never repeats,
  * also across restarts and crashes. */
-CKPT_API int ckpt_hook_new_id(ckpt_hooks *h, uint64_t *id);
+CKPT_API int ckpt_hook_new_id(uint64_t *id, ckpt_hooks *h);
 
 /* ---- one hook per mutation ---- */
 CKPT_API int ckpt_hook_obj_create(ckpt_hooks *h, const struct ckpt_obj *obj);
@@ -356,10 +367,17 @@ typedef int (*ckpt_dart_cb)(const struct ckpt_dart_entry *e, void *payload);
 CKPT_API int ckpt_hooks_foreach_dart(ckpt_hooks_read *r, ckpt_dart_cb cb, void *payload);
 
 /* ---- record codecs (BULKI), shared with the tools ---- */
+/* The index keys of a stored object (CKPT_DB_OBJ: obj_name, time_step,
+ * cont_id), container (CKPT_DB_CONT: cont_name) or kvtag record
+ * (CKPT_DB_KVTAG: its name when long, else NULL): the ckpt_rec_keys_fn the
+ * hooks give the store (ckpt_store_opts.rec_keys). Whoever opens a store
+ * holding the hooks' records with ckpt_store_open (tools, tests) sets it
+ * too. CKPT_E_RECORD if the record does not decode. */
+CKPT_API int ckpt_rec_keys(struct ckpt_rec_keys *keys, int db, const void *rec, size_t len);
 /* Encoded length of a record, then encode into buf (cap >= that length). */
-CKPT_API int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *obj);
+CKPT_API int ckpt_rec_obj_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_obj *obj);
 CKPT_API int ckpt_rec_obj_decode(struct ckpt_obj *obj, const void *rec, size_t len, size_t *err_off);
-CKPT_API int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *tag);
+CKPT_API int ckpt_rec_kvtag_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_kvtag *tag);
 /* A kvtag record names its tag only when the name is too long for the key
  * (docs/STORE.md): then tag->name is NULL after ckpt_rec_kvtag_decode, and
  * ckpt_rec_kvtag_decode_entry takes it from the store key (owner . namekey)
@@ -368,13 +386,13 @@ CKPT_API int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const 
 CKPT_API int ckpt_rec_kvtag_decode(struct ckpt_kvtag *tag, const void *rec, size_t len, size_t *err_off);
 CKPT_API int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *tag, const void *key, size_t klen,
                                          const void *rec, size_t len, size_t *err_off);
-CKPT_API int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *cont);
+CKPT_API int ckpt_rec_cont_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_cont *cont);
 CKPT_API int ckpt_rec_cont_decode(struct ckpt_cont *cont, const void *rec, size_t len, size_t *err_off);
-CKPT_API int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *reg);
+CKPT_API int ckpt_rec_region_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_region *reg);
 CKPT_API int ckpt_rec_region_decode(struct ckpt_region *reg, const void *rec, size_t len, size_t *err_off);
-CKPT_API int ckpt_rec_xfer_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_xfer_region *x);
+CKPT_API int ckpt_rec_xfer_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_xfer_region *x);
 CKPT_API int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len, size_t *err_off);
-CKPT_API int ckpt_rec_dart_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_dart_entry *e);
+CKPT_API int ckpt_rec_dart_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_dart_entry *e);
 CKPT_API int ckpt_rec_dart_decode(struct ckpt_dart_entry *e, const void *rec, size_t len, size_t *err_off);
 
 /* PDC's routing: home rank of an object / a container. */

@@ -634,23 +634,29 @@ static int agree(MPI_Comm comm, int rc, int me, char *msg, size_t n)
     int code = rc;
     MPI_Bcast(&code, 1, MPI_INT, out[1], comm);
     if (me == out[1])
-        snprintf(msg, n, "%s", ckpt_store_errmsg(NULL));
+        snprintf(msg, n, "%s", ckpt_errmsg());
     MPI_Bcast(msg, (int)n, MPI_CHAR, out[1], comm);
     if (me != out[1])
         ckpt_error(code, "rank %d: %s", out[1], msg);
     return code ? code : CKPT_E_FAILED;
 }
 
-int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o, MPI_Comm comm,
+int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,
                                struct ckpt_rehome_stats *stats)
 {
     struct ckpt_rehome_stats s;
+    struct ckpt_hooks_opts oc;
+    const struct ckpt_hooks_opts *o = &oc;
     char msg[512] = "", newroot[4200];
     int me, size, rc = 0, what = 0;
     memset(&s, 0, sizeof s);
-    if (out == NULL || o == NULL || o->store_root == NULL)
+    if (out == NULL)
         return CKPT_E_INVAL;
     *out = NULL;
+    if ((rc = ckpt_hooks_opts_get(&oc, opts)) != 0)
+        return rc;
+    if (o->store_root == NULL)
+        return ckpt_error(CKPT_E_INVAL, "elastic restart: no store root");
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
     if (o->rank != me || o->nranks != size)

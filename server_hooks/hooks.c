@@ -78,14 +78,35 @@ int ckpt_hooks_opts_from_env(struct ckpt_hooks_opts *o, char *root_buf, size_t r
 
 /* create: start a fresh store if there is none (open); restarts never do:
  * a missing environment there is lost data, not a first start. */
-static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int readonly, int create)
+int ckpt_hooks_opts_get(struct ckpt_hooks_opts *dst, const struct ckpt_hooks_opts *o)
+{
+    static const struct ckpt_hooks_opts def = CKPT_HOOKS_OPTS_INIT;
+    *dst = def;
+    if (o == NULL)
+        return ckpt_error(CKPT_E_INVAL, "hooks options: NULL");
+    if (o->size < CKPT_HOOKS_OPTS_SIZE_V1 || o->size > sizeof *dst)
+        return ckpt_error(CKPT_E_INVAL, "hooks options: size field %zu is not the size of any "
+                          "version of struct ckpt_hooks_opts (%zu..%zu bytes): initialize the "
+                          "struct with CKPT_HOOKS_OPTS_INIT", o->size,
+                          (size_t)CKPT_HOOKS_OPTS_SIZE_V1, sizeof *dst);
+    memcpy(dst, o, o->size);
+    dst->size = sizeof *dst;
+    return 0;
+}
+
+static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, int readonly,
+                         int create)
 {
     struct ckpt_store_opts so = CKPT_STORE_OPTS_INIT;
+    struct ckpt_hooks_opts oc;
+    const struct ckpt_hooks_opts *o = &oc;
     ckpt_hooks *h;
     int rc;
-    if (out == NULL || o == NULL)
+    if (out == NULL)
         return CKPT_E_INVAL;
     *out = NULL;
+    if ((rc = ckpt_hooks_opts_get(&oc, opts)) != 0)
+        return rc;
     so.root = o->store_root;
     so.rank = o->rank;
     so.nranks = o->nranks;
@@ -97,6 +118,7 @@ static int open_store_ro(ckpt_hooks **out, const struct ckpt_hooks_opts *o, int 
     so.tagidx_merge = o->tagidx_merge;
     so.no_powerloss_guard = o->no_powerloss_guard;
     so.map_size = o->map_size;
+    so.rec_keys = ckpt_rec_keys;
     so.readonly = readonly;
     so.create = !readonly && create;
     if ((h = calloc(1, sizeof *h)) == NULL)
@@ -198,20 +220,14 @@ void ckpt_hooks_discard(ckpt_hooks *h)
     free_hooks(h);
 }
 
-const char *ckpt_hooks_errmsg(const ckpt_hooks *h)
-{
-    (void)h;
-    return ckpt_store_errmsg(NULL);
-}
-
 ckpt_store *ckpt_hooks_store(ckpt_hooks *h)
 {
     return h ? h->st : NULL;
 }
 
-int ckpt_hook_new_id(ckpt_hooks *h, uint64_t *id)
+int ckpt_hook_new_id(uint64_t *id, ckpt_hooks *h)
 {
-    return h ? ckpt_store_next_id(h->st, id) : CKPT_E_INVAL;
+    return h ? ckpt_store_next_id(id, h->st) : CKPT_E_INVAL;
 }
 
 /* ---- mutations ---- */
@@ -242,19 +258,19 @@ static int with_record(const char *what, enc_fn enc, const void *arg, uint8_t **
 
 static int enc_obj(uint8_t *b, size_t c, size_t *l, const void *a)
 {
-    return ckpt_rec_obj_encode(b, c, l, a);
+    return ckpt_rec_obj_encode(l, b, c, a);
 }
 static int enc_kvtag(uint8_t *b, size_t c, size_t *l, const void *a)
 {
-    return ckpt_rec_kvtag_encode(b, c, l, a);
+    return ckpt_rec_kvtag_encode(l, b, c, a);
 }
 static int enc_cont(uint8_t *b, size_t c, size_t *l, const void *a)
 {
-    return ckpt_rec_cont_encode(b, c, l, a);
+    return ckpt_rec_cont_encode(l, b, c, a);
 }
 static int enc_region(uint8_t *b, size_t c, size_t *l, const void *a)
 {
-    return ckpt_rec_region_encode(b, c, l, a);
+    return ckpt_rec_region_encode(l, b, c, a);
 }
 
 static int obj_put(ckpt_hooks *h, const struct ckpt_obj *o)
@@ -721,7 +737,7 @@ size_t ckpt_key_pdc_region(uint8_t *out, int tag, uint64_t obj_id, uint32_t ndim
 
 static int enc_xfer(uint8_t *b, size_t c, size_t *l, const void *a)
 {
-    return ckpt_rec_xfer_encode(b, c, l, a);
+    return ckpt_rec_xfer_encode(l, b, c, a);
 }
 
 int ckpt_hook_data_region_put(ckpt_hooks *h, const struct ckpt_region *g)
@@ -924,7 +940,7 @@ size_t ckpt_key_pdc_dart(uint8_t *out, const struct ckpt_dart_entry *e)
 
 static int enc_dart(uint8_t *b, size_t c, size_t *l, const void *a)
 {
-    return ckpt_rec_dart_encode(b, c, l, a);
+    return ckpt_rec_dart_encode(l, b, c, a);
 }
 
 int ckpt_hook_dart_put(ckpt_hooks *h, const struct ckpt_dart_entry *e)

@@ -224,7 +224,7 @@ static void rd_ndim_check(struct rd *r, int have, const bulki_ent *e, int64_t lo
 
 /* ---- objects ---- */
 
-int ckpt_rec_obj_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_obj *o)
+int ckpt_rec_obj_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_obj *o)
 {
     if (o == NULL || o->obj_name == NULL || o->ndim > CKPT_MAX_DIM)
         return CKPT_E_INVAL;
@@ -280,6 +280,44 @@ int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t 
     return r.rc;
 }
 
+/* ---- what the store's indexes need of a stored record ---- */
+
+int ckpt_rec_keys(struct ckpt_rec_keys *k, int db, const void *rec, size_t len)
+{
+    struct rd r;
+    bulki_ent e;
+    const char *key;
+    size_t kl;
+    int optional = 0;
+    if (k == NULL)
+        return CKPT_E_INVAL;
+    memset(k, 0, sizeof *k);
+    switch (db) {
+    case CKPT_DB_OBJ:
+        key = "obj_name";
+        break;
+    case CKPT_DB_CONT:
+        key = "cont_name";
+        break;
+    case CKPT_DB_KVTAG: /* only a long name is in the record */
+        key = "name";
+        optional = 1;
+        break;
+    default:
+        return CKPT_E_INVAL;
+    }
+    kl = strlen(key);
+    if (rd_open(&r, rec, len, NULL))
+        return r.rc;
+    if (rd_ent(&r, key, kl, &e, optional) == 0 && bulki_ent_str(&k->name, &k->nlen, &e) != 0)
+        rd_bad(&r, &e);
+    if (db == CKPT_DB_OBJ) {
+        k->ts = (int32_t)rd_i64(&r, KEY("time_step"), I32, 0);
+        k->cont_id = rd_u64(&r, KEY("cont_id"), 1);
+    }
+    return r.rc;
+}
+
 /* ---- kvtags ---- */
 
 /* Format 2's kvtag record is {"v": value}, plus "t": the PDC type code
@@ -288,7 +326,7 @@ int ckpt_rec_obj_decode(struct ckpt_obj *o, const void *rec, size_t len, size_t 
  * key (docs/STORE.md, "Long names"): a short name is the key's, so the
  * record does not repeat it. Format 1's {"name", "type", "value"} records
  * decode too. */
-int ckpt_rec_kvtag_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_kvtag *t)
+int ckpt_rec_kvtag_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_kvtag *t)
 {
     if (t == NULL || t->name == NULL || (t->size > 0 && t->value == NULL))
         return CKPT_E_INVAL;
@@ -432,7 +470,7 @@ int ckpt_rec_kvtag_decode(struct ckpt_kvtag *t, const void *rec, size_t len, siz
         bulki_ent k, e;
         int got;
         bulki_map_iter_init(&it, &ix.map);
-        while ((got = bulki_map_next(&it, &k, &e)) == 1)
+        while ((got = bulki_map_next(&k, &e, &it)) == 1)
             if (it.i > ix.n && k.type == BULKI_T_STRING &&
                 kvtag_pair(t, (const char *)k.payload, k.payload_len, &e, &val, &type, &have,
                            &off) != 0)
@@ -494,7 +532,7 @@ int ckpt_rec_kvtag_decode_entry(struct ckpt_kvtag *t, const void *key, size_t kl
 
 /* ---- containers ---- */
 
-int ckpt_rec_cont_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_cont *c)
+int ckpt_rec_cont_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_cont *c)
 {
     if (c == NULL || c->cont_name == NULL)
         return CKPT_E_INVAL;
@@ -522,7 +560,7 @@ int ckpt_rec_cont_decode(struct ckpt_cont *c, const void *rec, size_t len, size_
 
 /* ---- regions ---- */
 
-int ckpt_rec_region_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_region *g)
+int ckpt_rec_region_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_region *g)
 {
     if (g == NULL || g->ndim == 0 || g->ndim > CKPT_MAX_DIM)
         return CKPT_E_INVAL;
@@ -615,7 +653,7 @@ int ckpt_rec_region_decode(struct ckpt_region *g, const void *rec, size_t len, s
 
 /* ---- transfer regions (PDC's transfer-request table) ---- */
 
-int ckpt_rec_xfer_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_xfer_region *x)
+int ckpt_rec_xfer_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_xfer_region *x)
 {
     if (x == NULL || x->ndim == 0 || x->ndim > CKPT_MAX_DIM)
         return CKPT_E_INVAL;
@@ -657,7 +695,7 @@ int ckpt_rec_xfer_decode(struct ckpt_xfer_region *x, const void *rec, size_t len
 
 /* ---- PDC's DART (IDIOMS) entries (pdc_server `i`) ---- */
 
-int ckpt_rec_dart_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_dart_entry *e)
+int ckpt_rec_dart_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_dart_entry *e)
 {
     if (e == NULL || e->key == NULL || (e->value_len > 0 && e->value == NULL))
         return CKPT_E_INVAL;

@@ -83,28 +83,23 @@ static int del_index_if(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const uint8_t
     return 0;
 }
 
-/* Index key of an object record (namekey . ts) or container record. */
-static size_t rec_index_key(uint8_t *out, int is_obj, const void *rec, size_t len,
-                            uint64_t *cont_id)
+/* Index key (namekey . ts, or a container's namekey) of a record already
+ * stored, from the caller's keys function (the store never decodes a
+ * record); 0 when there is none or the record does not give its keys. */
+static size_t stored_index_key(ckpt_store *st, uint8_t *out, int is_obj, const void *rec,
+                               size_t len, uint64_t *cont_id)
 {
-    const char *name;
-    size_t nlen, n;
-    int32_t ts;
-    uint64_t cid = 0;
-    if (is_obj) {
-        if (ckpt_rec_obj_name(&name, &nlen, &ts, &cid, rec, len) != 0)
-            return 0;
-    } else if (ckpt_rec_cont_name(&name, &nlen, rec, len) != 0) {
-        return 0;
-    }
-    if ((n = ckpt_key_name(out, name, nlen)) == 0)
+    struct ckpt_rec_keys rk;
+    size_t n;
+    if (ckpt_stored_keys(st, &rk, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, rec, len) != 0 ||
+        rk.name == NULL || (n = ckpt_key_name(out, rk.name, rk.nlen)) == 0)
         return 0;
     if (is_obj) {
-        ckpt_key_i32(out + n, ts);
+        ckpt_key_i32(out + n, rk.ts);
         n += 4;
     }
     if (cont_id)
-        *cont_id = cid;
+        *cont_id = rk.cont_id;
     return n;
 }
 
@@ -125,17 +120,14 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
         MDB_val ok = {8, v.mv_data}, orec, nk = {8, (void *)id8}, nrec;
         MDB_dbi rdbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
         if (mdb_get(txn, rdbi, &ok, &orec) == 0 && mdb_get(txn, rdbi, &nk, &nrec) == 0) {
-            const char *n1, *n2;
+            struct ckpt_rec_keys k1, k2;
+            int db = is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT;
             unseal(st, &orec);
             unseal(st, &nrec);
-            size_t l1, l2;
-            int32_t ts;
-            uint64_t c;
-            int r1 = is_obj ? ckpt_rec_obj_name(&n1, &l1, &ts, &c, orec.mv_data, orec.mv_size)
-                            : ckpt_rec_cont_name(&n1, &l1, orec.mv_data, orec.mv_size);
-            int r2 = is_obj ? ckpt_rec_obj_name(&n2, &l2, &ts, &c, nrec.mv_data, nrec.mv_size)
-                            : ckpt_rec_cont_name(&n2, &l2, nrec.mv_data, nrec.mv_size);
-            if (r1 == 0 && r2 == 0 && (l1 != l2 || memcmp(n1, n2, l1) != 0))
+            int r1 = ckpt_stored_keys(st, &k1, db, orec.mv_data, orec.mv_size);
+            int r2 = ckpt_stored_keys(st, &k2, db, nrec.mv_data, nrec.mv_size);
+            if (r1 == 0 && r2 == 0 && k1.name != NULL && k2.name != NULL &&
+                (k1.nlen != k2.nlen || memcmp(k1.name, k2.name, k1.nlen) != 0))
                 return -1; /* collision, reported by the caller */
         }
     }
@@ -155,7 +147,7 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
     int rc = ckpt_put_rec(st, txn, dbi, &key, &val, MDB_NOOVERWRITE);
     if (rc == MDB_KEYEXIST) {
         uint8_t old[CKPT_NAMEKEY_MAX + 4];
-        size_t on = rec_index_key(old, is_obj, val.mv_data, val.mv_size, NULL);
+        size_t on = stored_index_key(st, old, is_obj, val.mv_data, val.mv_size, NULL);
         if (on > 0 && (on != alen || memcmp(old, a, on) != 0) &&
             (rc = del_index_if(st, txn, idbi, old, on, k)) != 0)
             return rc;
@@ -177,7 +169,7 @@ static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
         uint8_t ik[CKPT_NAMEKEY_MAX + 4], mk[16];
         unseal(st, &val);
         uint64_t cont_id = 0;
-        size_t n = rec_index_key(ik, is_obj, val.mv_data, val.mv_size, &cont_id);
+        size_t n = stored_index_key(st, ik, is_obj, val.mv_data, val.mv_size, &cont_id);
         if (n > 0 &&
             (rc = del_index_if(st, txn, st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME], ik,
                                n, k)) != 0)

@@ -23,9 +23,26 @@
  * on one store. A thread that holds a ckpt_rtxn must not stage mutations
  * that could trigger a commit (growing the map waits for readers).
  *
- * Errors: 0 on success, negative CKPT_E* codes on failure. Each thread also
- * gets a message for its last failed call (what, where, and the original
- * LMDB or errno code): ckpt_store_errmsg(), also after a failed open.
+ * Errors: 0 on success, negative CKPT_E* codes on failure. The message of
+ * a failure (what, where, and the original LMDB or errno code) is kept per
+ * thread, not per handle: ckpt_errmsg() returns the message of the calling
+ * thread's last failed call into the library (store, hooks), whatever
+ * handle it was made on, and also when there is none (a failed open, an
+ * error a callback set with ckpt_error). Read it in the thread that got
+ * the error, before that thread's next failing call replaces it; another
+ * thread's failure, on the same handle or another, never does.
+ *
+ * Arguments, here and in ckpt_hooks.h and bulki.h: what a call produces
+ * comes first (the handle it opens, the value it reads, the length of what
+ * it encodes, then the buffer it encodes into), then the handle it works
+ * on, then its inputs; optional reports that may be NULL (a count of what
+ * was done, statistics, the offset of a decoding error) come last.
+ *
+ * Options structs (struct ckpt_store_opts, struct ckpt_hooks_opts) start
+ * with their size: initialize them with their _INIT macro, then set
+ * fields by name. A library newer than the caller's header gives the
+ * fields the caller's struct lacks their defaults; a size it does not know
+ * is CKPT_E_INVAL.
  */
 #ifndef PDC_CKPT_STORE_H
 #define PDC_CKPT_STORE_H
@@ -144,7 +161,32 @@ enum ckpt_sync_mode {
 CKPT_API int ckpt_sync_mode_parse(const char *s);
 CKPT_API const char *ckpt_sync_mode_name(int mode);
 
+/* What the store's indexes need of a stored object, container or kvtag
+ * record: the store treats records as opaque bytes and never decodes them.
+ * The caller passes these keys with each put (ckpt_store_put_obj's name
+ * and time step, ...); the store asks for them again only when it must
+ * find the index entries of a record already stored: when a put replaces
+ * an object or container record (its old name entry goes), when a delete
+ * cascades (name entry, and an object's membership in its container), and
+ * to tell long (hashed) names apart (docs/STORE.md, "Long names"). */
+struct ckpt_rec_keys {
+    const char *name;   /* the record's name; may point into the record */
+    size_t nlen;
+    int32_t ts;         /* objects: time step */
+    uint64_t cont_id;   /* objects: container it belongs to (0: none) */
+};
+/* Fill *keys from the record rec[0..len) of database db (CKPT_DB_OBJ,
+ * CKPT_DB_CONT, or CKPT_DB_KVTAG: name only, and only a long name is in
+ * the record). 0, or a negative error when the record does not decode.
+ * The hooks' records: ckpt_rec_keys (ckpt_hooks.h). */
+typedef int (*ckpt_rec_keys_fn)(struct ckpt_rec_keys *keys, int db, const void *rec, size_t len);
+
 struct ckpt_store_opts {
+    /* sizeof(struct ckpt_store_opts) as the caller was built
+     * (CKPT_STORE_OPTS_INIT sets it): fields past that size take their
+     * defaults, so a caller built against an older, smaller struct keeps
+     * working; a size below the first version's (or 0) is CKPT_E_INVAL. */
+    size_t size;
     const char *root;        /* store root; the environment is root/rank-<r>/ */
     int rank;                /* this server's rank */
     int nranks;              /* number of server ranks writing the store */
@@ -172,12 +214,26 @@ struct ckpt_store_opts {
      * the store can fail to open or hold torn records (docs/STORE.md,
      * "Power loss"). A process crash loses nothing either way. */
     int no_powerloss_guard;
+    /* Keys of a stored record (struct ckpt_rec_keys). NULL: the store
+     * cannot find a stored record's index entries, so it refuses
+     * (CKPT_E_INVAL, naming this field) the puts and deletes of objects
+     * and containers and the lookups by long names, which need them;
+     * kvtags, regions, memberships, raw puts and every other read work
+     * without it. The hooks set ckpt_rec_keys (ckpt_hooks.h). */
+    ckpt_rec_keys_fn rec_keys;
 };
 #define CKPT_TAGIDX_MERGE_DEFAULT 16384u
 #define CKPT_SYNC_KB_DEFAULT 64u
+/* Bytes of the first version of struct ckpt_store_opts (size through
+ * no_powerloss_guard): the smallest size field open accepts */
+#define CKPT_STORE_OPTS_SIZE_V1                                                 \
+    (offsetof(struct ckpt_store_opts, no_powerloss_guard) + sizeof(int))
 #define CKPT_STORE_OPTS_INIT                                                    \
-    {NULL, 0, 1, 1000u, 100u, CKPT_SYNC_CLOSE, 1000u, (size_t)64 << 20, 0, 1, 1,  \
-     CKPT_SYNC_KB_DEFAULT, 0u, 0}
+    {.size = sizeof(struct ckpt_store_opts), .root = NULL, .rank = 0, .nranks = 1, \
+     .commit_every = 1000u, .commit_ms = 100u, .sync_mode = CKPT_SYNC_CLOSE,     \
+     .sync_ms = 1000u, .map_size = (size_t)64 << 20, .readonly = 0, .create = 1,  \
+     .check_rank = 1, .sync_kb = CKPT_SYNC_KB_DEFAULT, .tagidx_merge = 0u,       \
+     .no_powerloss_guard = 0, .rec_keys = NULL}
 
 /* What meta says about a store (ckpt_store_info). */
 struct ckpt_store_info {
@@ -207,7 +263,9 @@ typedef struct ckpt_store ckpt_store;
  * for writing bumps the generation and clears the clean-close flag. */
 CKPT_API int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *opts);
 /* Open root/rank-<rank> read-only: no write lock, nothing changed; the
- * rank and rank count in its meta are not checked. */
+ * rank and rank count in its meta are not checked. It has no rec_keys, so
+ * lookups by long names are refused: for those, ckpt_store_open with
+ * readonly = 1, create = 0, check_rank = 0 and rec_keys set. */
 CKPT_API int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank);
 /* Commit the staged batch now. */
 CKPT_API int ckpt_store_checkpoint(ckpt_store *st);
@@ -227,14 +285,15 @@ CKPT_API void ckpt_store_wait_closed(void);
 /* Release without committing the staged batch (as a crash would). */
 CKPT_API void ckpt_store_discard(ckpt_store *st);
 
-/* Message of this thread's last failed store call (st may be NULL). */
 /* Copy the last commit of the environment into a new directory dest
  * (created 0700; it must not exist), as data.mdb, with LMDB's copy API:
  * consistent while writers go on. compact: leave free pages out. */
 CKPT_API int ckpt_store_copy(ckpt_store *st, const char *dest, int compact);
-CKPT_API const char *ckpt_store_errmsg(const ckpt_store *st);
-/* Set this thread's error message (for layers above the store); returns
- * code. */
+/* The message of the calling thread's last failed call (see "Errors"
+ * above); "" before any. Valid until that thread's next failing call. */
+CKPT_API const char *ckpt_errmsg(void);
+/* Set this thread's error message (for layers above the store and their
+ * callbacks); returns code. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -254,7 +313,7 @@ CKPT_API int ckpt_store_merge_tags(ckpt_store *st);
 CKPT_API int ckpt_store_set_origin(ckpt_store *st, int32_t origin_nranks);
 
 /* Next id from the persisted sequence: (rank+1)*1e9 + seq. */
-CKPT_API int ckpt_store_next_id(ckpt_store *st, uint64_t *id);
+CKPT_API int ckpt_store_next_id(uint64_t *id, ckpt_store *st);
 /* Make the sequence continue above id (after an import or a re-homing). */
 CKPT_API int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
 
@@ -404,7 +463,7 @@ CKPT_API void ckpt_rtxn_on_damage(ckpt_rtxn *tx, ckpt_damage_cb cb, void *arg);
 /* Whether the store's records carry checksums (format >= 4). */
 CKPT_API int ckpt_store_has_checksums(const ckpt_store *st);
 /* Entries and bytes of one database (ckpt-inspect stat). */
-CKPT_API int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes);
+CKPT_API int ckpt_db_stat(uint64_t *entries, uint64_t *bytes, ckpt_rtxn *tx, int db);
 
 #ifdef __cplusplus
 }

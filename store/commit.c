@@ -28,7 +28,7 @@ int ckpt_put_meta(ckpt_store *st, MDB_txn *txn, const struct ckpt_store_info *m)
 {
     uint8_t buf[512];
     size_t len;
-    if (ckpt_meta_encode(buf, sizeof buf, &len, m) != 0)
+    if (ckpt_meta_encode(&len, buf, sizeof buf, m) != 0)
         return EINVAL;
     MDB_val key = {strlen(CKPT_META_KEY), CKPT_META_KEY}, val = {len, buf};
     return ckpt_put_sealed(st, txn, st->dbi[CKPT_DB_META], &key, &val, 0);

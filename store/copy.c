@@ -47,7 +47,7 @@ static int compact_put(const ckpt_val *k, const ckpt_val *v, void *p)
             memcmp(k->data, CKPT_META_KEY, k->len) == 0 &&
             ckpt_meta_decode(&m, v->data, v->len, &off) == 0) {
             m.format_version = CKPT_FORMAT_VERSION;
-            if (ckpt_meta_encode(mbuf, sizeof mbuf, &mlen, &m) != 0) {
+            if (ckpt_meta_encode(&mlen, mbuf, sizeof mbuf, &m) != 0) {
                 j->rc = EINVAL;
                 return 1;
             }

@@ -99,8 +99,10 @@ int ckpt_map_lmdb(int rc)
     }
 }
 
-/* The message of the last failed call, per thread: hooks run on several
- * server threads at once, and each must read its own error. */
+/* The message of the last failed call, per thread (ckpt_errmsg): hooks
+ * run on several server threads at once, and each must read its own
+ * error, whatever handle it used, and also when no handle exists (a failed
+ * open, a callback's error). */
 static _Thread_local char last_err[512];
 
 void ckpt_set_open_err(const char *msg)
@@ -123,9 +125,8 @@ int ckpt_seterr(ckpt_store *st, int code, int orig, const char *fmt, ...)
     return code;
 }
 
-const char *ckpt_store_errmsg(const ckpt_store *st)
+const char *ckpt_errmsg(void)
 {
-    (void)st;
     return last_err;
 }
 

@@ -142,3 +142,12 @@ void ckpt_key_text(char *out, size_t n, const void *key, size_t klen)
     }
     out[o < n ? o : n - 1] = 0;
 }
+
+int ckpt_stored_keys(const ckpt_store *st, struct ckpt_rec_keys *k, int db, const void *rec,
+                     size_t len)
+{
+    memset(k, 0, sizeof *k);
+    if (st->opts.rec_keys == NULL)
+        return CKPT_E_INVAL;
+    return st->opts.rec_keys(k, db, rec, len);
+}

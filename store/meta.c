@@ -1,16 +1,17 @@
 /*
- * meta.c - the meta record (one BULKI under key "meta" in database "meta")
- * and the few record fields the store itself must read (names, for the
- * name indexes). Readers skip fields they do not know, so later format
- * versions can add fields without breaking older readers of the same
- * version number.
+ * meta.c - the store's own meta record (one BULKI under key "meta" in
+ * database "meta"), the only record the store encodes or decodes: every
+ * other record is the caller's, opaque to the store (its index keys come
+ * with each put, or from ckpt_store_opts.rec_keys). Readers skip fields
+ * they do not know, so later format versions can add fields without
+ * breaking older readers of the same version number.
  */
 #include <string.h>
 
 #include "bulki.h"
 #include "store_int.h"
 
-int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m)
+int ckpt_meta_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_store_info *m)
 {
     const char *magic = CKPT_FORMAT_MAGIC;
     uint8_t clean = m->clean ? 1 : 0;
@@ -96,36 +97,5 @@ int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, siz
             return CKPT_E_RECORD;
         m->origin_nranks = (int32_t)i;
     }
-    return 0;
-}
-
-int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
-                      const void *rec, size_t len)
-{
-    bulki_map map;
-    bulki_ent e;
-    int64_t t;
-    if (bulki_decode_doc(&map, rec, len, NULL) != 0)
-        return CKPT_E_RECORD;
-    if (bulki_map_get(&e, &map, "obj_name") != 0 || bulki_ent_str(name, nlen, &e) != 0)
-        return CKPT_E_RECORD;
-    if (bulki_map_get(&e, &map, "time_step") != 0 || bulki_ent_i64(&t, &e) != 0 ||
-        t < INT32_MIN || t > INT32_MAX)
-        return CKPT_E_RECORD;
-    *ts = (int32_t)t;
-    *cont_id = 0;
-    if (bulki_map_get(&e, &map, "cont_id") == 0 && bulki_ent_u64(cont_id, &e) != 0)
-        return CKPT_E_RECORD;
-    return 0;
-}
-
-int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len)
-{
-    bulki_map map;
-    bulki_ent e;
-    if (bulki_decode_doc(&map, rec, len, NULL) != 0)
-        return CKPT_E_RECORD;
-    if (bulki_map_get(&e, &map, "cont_name") != 0 || bulki_ent_str(name, nlen, &e) != 0)
-        return CKPT_E_RECORD;
     return 0;
 }

@@ -273,7 +273,7 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
     return 0;
 }
 
-int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
+static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
 {
     ckpt_store *st;
     struct stat sb;
@@ -284,7 +284,7 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         return CKPT_E_INVAL;
     *out = NULL;
     ckpt_store_wait_closed();
-    if (o == NULL || o->root == NULL || o->rank < 0 || (!o->readonly && o->nranks < 1) ||
+    if (o->root == NULL || o->rank < 0 || (!o->readonly && o->nranks < 1) ||
         (!o->readonly && o->rank >= o->nranks) || o->sync_mode < CKPT_SYNC_EVERY ||
         o->sync_mode > CKPT_SYNC_CLOSE)
         return ckpt_seterr(NULL, CKPT_E_INVAL, 0, "store options: need a root, 0 <= rank < nranks "
@@ -414,6 +414,25 @@ int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     ckpt_bg_start(st);
     *out = st;
     return 0;
+}
+
+int ckpt_store_open(ckpt_store **out, const struct ckpt_store_opts *o)
+{
+    struct ckpt_store_opts oc = CKPT_STORE_OPTS_INIT;
+    if (out != NULL)
+        *out = NULL;
+    if (o == NULL)
+        return ckpt_seterr(NULL, CKPT_E_INVAL, 0, "store options: NULL");
+    /* A caller built against an older header passes a smaller struct: the
+     * fields it does not have keep CKPT_STORE_OPTS_INIT's values. */
+    if (o->size < CKPT_STORE_OPTS_SIZE_V1 || o->size > sizeof oc)
+        return ckpt_seterr(NULL, CKPT_E_INVAL, 0, "store options: size field %zu is not the size of "
+                           "any version of struct ckpt_store_opts (%zu..%zu bytes): initialize the "
+                           "struct with CKPT_STORE_OPTS_INIT", o->size,
+                           (size_t)CKPT_STORE_OPTS_SIZE_V1, sizeof oc);
+    memcpy(&oc, o, o->size);
+    oc.size = sizeof oc;
+    return store_open(out, &oc);
 }
 
 int ckpt_store_open_readonly(ckpt_store **out, const char *root, int rank)

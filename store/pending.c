@@ -357,6 +357,10 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
             free(buf);
             return corrupt(st, path, PND_HDR + off, why);
         }
+        if ((rc = ckpt_check_rec_keys(st, o[0])) != 0) {
+            free(buf);
+            return rc; /* nothing staged */
+        }
         size_t sz = op_bytes(ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12));
         if (sz > len - off) {
             free(buf);

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bulki.h"
 #include "store_int.h"
 
 int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
@@ -265,16 +264,20 @@ static int name_too_long(ckpt_rtxn *tx, const char *what, size_t nlen)
                        "limit of %u", tx->st->path, what, nlen, CKPT_NAME_MAX);
 }
 
-/* For hashed (long) names, the record must carry exactly the asked name. */
-static int name_matches(int is_obj, const ckpt_val *rec, const char *name, size_t nlen)
+/* For hashed (long) names, the record must carry exactly the asked name:
+ * 0 if it does, CKPT_E_NOTFOUND if it names another, CKPT_E_INVAL when the
+ * store has no keys function to read the record's name with. */
+static int name_matches(ckpt_rtxn *tx, int db, const ckpt_val *rec, const char *name, size_t nlen)
 {
-    const char *n;
-    size_t l;
-    int32_t ts;
-    uint64_t c;
-    int rc = is_obj ? ckpt_rec_obj_name(&n, &l, &ts, &c, rec->data, rec->len)
-                    : ckpt_rec_cont_name(&n, &l, rec->data, rec->len);
-    return rc == 0 && l == nlen && memcmp(n, name, nlen) == 0;
+    struct ckpt_rec_keys k;
+    int rc = ckpt_stored_keys(tx->st, &k, db, rec->data, rec->len);
+    if (rc == CKPT_E_INVAL && tx->st->opts.rec_keys == NULL)
+        return ckpt_seterr(tx->st, CKPT_E_INVAL, 0, "%s: lookup of a %zu-byte name: a name this "
+                           "long is stored hashed, and the store was opened without a record-keys "
+                           "function (ckpt_store_opts.rec_keys) to check the record's name",
+                           tx->st->path, nlen);
+    return rc == 0 && k.name != NULL && k.nlen == nlen && memcmp(k.name, name, nlen) == 0
+               ? 0 : CKPT_E_NOTFOUND;
 }
 
 static int get_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, int is_obj, const char *name,
@@ -304,8 +307,8 @@ static int get_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, int is_obj, c
     uint64_t got = ckpt_key_get_u64(v.data);
     if ((rc = get_by_id(&r, tx, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, got)) != 0)
         return rc;
-    if (hashed && !name_matches(is_obj, &r, name, nlen))
-        return CKPT_E_NOTFOUND;
+    if (hashed && (rc = name_matches(tx, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, &r, name, nlen)) != 0)
+        return rc;
     if (id)
         *id = got;
     if (rec)
@@ -339,15 +342,8 @@ int ckpt_get_kvtag(ckpt_val *rec, ckpt_rtxn *tx, uint64_t owner, const char *nam
     ckpt_key_u64(k, owner);
     if ((rc = lookup(rec, tx, CKPT_DB_KVTAG, k, n + 8)) != 0)
         return rc;
-    if (hashed) {
-        bulki_map m;
-        bulki_ent e;
-        const char *s;
-        size_t l;
-        if (bulki_decode_doc(&m, rec->data, rec->len, NULL) != 0 || bulki_map_get(&e, &m, "name") != 0 ||
-            bulki_ent_str(&s, &l, &e) != 0 || l != nlen || memcmp(s, name, nlen) != 0)
-            return CKPT_E_NOTFOUND;
-    }
+    if (hashed)
+        return name_matches(tx, CKPT_DB_KVTAG, rec, name, nlen);
     return 0;
 }
 
@@ -519,7 +515,7 @@ int ckpt_iter_tagged(ckpt_rtxn *tx, const char *name, size_t nlen, ckpt_iter_cb 
 
 /* The tag index (format 3): its logical entries, delta included, and the
  * pages of kvtag_name and of its delta. */
-int ckpt_db_stat(ckpt_rtxn *tx, int db, uint64_t *entries, uint64_t *bytes)
+int ckpt_db_stat(uint64_t *entries, uint64_t *bytes, ckpt_rtxn *tx, int db)
 {
     MDB_stat ms, ds = {0};
     MDB_cursor *volatile cur = NULL;

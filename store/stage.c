@@ -26,6 +26,18 @@ int ckpt_batch_reserve(ckpt_store *st, size_t need)
     return 0;
 }
 
+int ckpt_check_rec_keys(ckpt_store *st, int kind)
+{
+    if (st->opts.rec_keys != NULL ||
+        (kind != OP_PUT_OBJ && kind != OP_DEL_OBJ && kind != OP_PUT_CONT && kind != OP_DEL_CONT))
+        return 0;
+    return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: a put or delete of an %s needs the store opened "
+                       "with a record-keys function (ckpt_store_opts.rec_keys; the hooks' records: "
+                       "ckpt_rec_keys), to find the index entries of the record it replaces or "
+                       "deletes", st->path,
+                       kind == OP_PUT_OBJ || kind == OP_DEL_OBJ ? "object" : "container");
+}
+
 static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, const void *a,
                  size_t alen, const void *v, size_t vlen)
 {
@@ -34,6 +46,8 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
         return CKPT_E_INVAL;
     if (st->opts.readonly)
         return ckpt_seterr(st, CKPT_E_READONLY, 0, "%s: opened read-only", st->path);
+    if ((rc = ckpt_check_rec_keys(st, kind)) != 0)
+        return rc;
     if (klen == 0 || klen > 511 || vlen > UINT32_MAX || (v == NULL && vlen > 0))
         return ckpt_seterr(st, klen > 511 ? CKPT_E_NAMETOOLONG : CKPT_E_INVAL, 0,
                            "%s: %s key of %zu bytes or value of %zu bytes not storable", st->path,
@@ -294,7 +308,7 @@ static int renew_lease(ckpt_store *st)
     return 0;
 }
 
-int ckpt_store_next_id(ckpt_store *st, uint64_t *id)
+int ckpt_store_next_id(uint64_t *id, ckpt_store *st)
 {
     int rc = 0;
     if (st == NULL || id == NULL)

@@ -250,19 +250,19 @@ uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
 /* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
  * in hex and as text, for messages */
 void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
+/* The index keys of a record stored in db, from the caller's
+ * opts.rec_keys (the store never decodes a record itself): 0,
+ * CKPT_E_INVAL when the store has no rec_keys, or the function's error. */
+int ckpt_stored_keys(const ckpt_store *st, struct ckpt_rec_keys *k, int db, const void *rec,
+                     size_t len);
 
 /* root.c */
 int ckpt_lock_write_pid(int fd);           /* 0 or errno */
 long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 
 /* meta.c */
-int ckpt_meta_encode(uint8_t *buf, size_t cap, size_t *len, const struct ckpt_store_info *m);
+int ckpt_meta_encode(size_t *len, uint8_t *buf, size_t cap, const struct ckpt_store_info *m);
 int ckpt_meta_decode(struct ckpt_store_info *m, const void *buf, size_t len, size_t *err_off);
-/* Name and time step out of an object record; container name out of a
- * container record; cont_id of an object (0 if absent). */
-int ckpt_rec_obj_name(const char **name, size_t *nlen, int32_t *ts, uint64_t *cont_id,
-                      const void *rec, size_t len);
-int ckpt_rec_cont_name(const char **name, size_t *nlen, const void *rec, size_t len);
 
 /* lmdb_util.c: mdb_del that finds nothing is no error; mdb_put of a
  * record with format 4's checksum when st->csum (MDB_NOOVERWRITE and
@@ -410,6 +410,10 @@ void *ckpt_release_main(void *st);
 /* stage.c: room in the batch log for `need` more bytes (under st->mu);
  * 0, or CKPT_E_NOMEM with the message set */
 int ckpt_batch_reserve(ckpt_store *st, size_t need);
+/* stage.c: 0, or CKPT_E_INVAL naming ckpt_store_opts.rec_keys when an op of
+ * this kind (object/container put or delete) needs it and the store has
+ * none */
+int ckpt_check_rec_keys(ckpt_store *st, int kind);
 
 #define CKPT_META_KEY "meta"
 /* Databases added to the schema after stores were written without them

@@ -157,7 +157,7 @@ static void check_agrees(const uint8_t *buf, size_t len, size_t cap)
     bulki_ent k, v;
     size_t i = 0;
     bulki_map_iter_init(&it, &m);
-    while (i < ix.n && bulki_map_next(&it, &k, &v) == 1) {
+    while (i < ix.n && bulki_map_next(&k, &v, &it) == 1) {
         if (k.type == BULKI_T_STRING) {
             assert_ptr_equal(ix.fields[i].key, k.payload);
             assert_int_equal(ix.fields[i].key_len, k.payload_len);

@@ -206,7 +206,7 @@ static void add_doc(struct sites *s, const bulki_map *m)
     bulki_ent k, v;
     int rc;
     bulki_map_iter_init(&it, m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         d.off1 = k.end;
         d.off2 = v.end;
         add_ent(s, &k);

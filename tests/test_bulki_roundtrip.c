@@ -399,14 +399,14 @@ static void check_doc(const bulki_doc *src, const bulki_map *m)
     assert_true(m->npairs == src->npairs);
     bulki_map_iter_init(&it, m);
     for (size_t i = 0; i < src->npairs; i++) {
-        assert_int_equal(bulki_map_next(&it, &k, &v), 1);
+        assert_int_equal(bulki_map_next(&k, &v, &it), 1);
         assert_int_equal(k.depth, m->depth);
         check_value(&src->pairs[i].key, &k);
         check_value(&src->pairs[i].value, &v);
         voff[i] = v.offset;
     }
-    assert_int_equal(bulki_map_next(&it, &k, &v), 0);
-    assert_int_equal(bulki_map_next(&it, &k, &v), 0);
+    assert_int_equal(bulki_map_next(&k, &v, &it), 0);
+    assert_int_equal(bulki_map_next(&k, &v, &it), 0);
 
     /* lookup by string key: the first pair with that key */
     for (size_t i = 0; i < src->npairs; i++) {

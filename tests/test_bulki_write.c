@@ -76,7 +76,7 @@ static void check_encoding(const bulki_doc *d, const bulki_value *v, const uint8
     else
         bulki_write_doc(&w, d);
     written = 0;
-    assert_bulki_rc(bulki_writer_finish(&w, &written), BULKI_OK);
+    assert_bulki_rc(bulki_writer_finish(&written, &w), BULKI_OK);
     assert_bytes_equal(buf, written, want, want_len);
     free(buf);
 
@@ -98,12 +98,12 @@ static void check_encoding(const bulki_doc *d, const bulki_value *v, const uint8
         else
             bulki_write_doc(&w, d);
         size_t pos = 0;
-        assert_bulki_rc(bulki_writer_finish(&w, &pos), BULKI_E_NOSPACE);
+        assert_bulki_rc(bulki_writer_finish(&pos, &w), BULKI_E_NOSPACE);
         bulki_value tiny = BULKI_V_STRN("", 0);
         bulki_write_value(&w, &tiny);
         bulki_write_doc(&w, &(bulki_doc){0, NULL});
         size_t pos2 = 0;
-        assert_bulki_rc(bulki_writer_finish(&w, &pos2), BULKI_E_NOSPACE);
+        assert_bulki_rc(bulki_writer_finish(&pos2, &w), BULKI_E_NOSPACE);
         assert_int_equal(pos2, pos);
         free(small);
     }
@@ -516,13 +516,13 @@ static void writer_latches_first_error(void **state)
     bulki_value big = BULKI_V_STRN(s, 100);
     bulki_writer_init(&w, buf, 10);
     bulki_write_value(&w, &big);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_NOSPACE);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_E_NOSPACE);
     size_t after_fail = len;
     assert_true(after_fail <= 10);
     bulki_write_value(&w, &good);
     bulki_write_doc(&w, &(bulki_doc){0, NULL});
     bulki_write_value(&w, &bad);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_NOSPACE);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_E_NOSPACE);
     assert_int_equal(len, after_fail);
     free(s);
 
@@ -530,7 +530,7 @@ static void writer_latches_first_error(void **state)
     bulki_writer_init(&w, buf, 0);
     bulki_write_value(&w, &bad);
     bulki_write_value(&w, &good);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_TYPE);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_E_TYPE);
     assert_int_equal(len, 0);
 
     /* and over a later, different invalid description */
@@ -538,22 +538,22 @@ static void writer_latches_first_error(void **state)
     bulki_write_value(&w, &bad);
     bulki_write_value(&w, &BULKI_V_STRN("a\0b", 3));
     bulki_write_value(&w, &good);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_TYPE);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_E_TYPE);
     assert_int_equal(len, 0);
 
     /* NULL arguments */
     bulki_writer_init(&w, buf, sizeof buf);
     bulki_write_doc(&w, NULL);
-    assert_bulki_rc(bulki_writer_finish(&w, NULL), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_writer_finish(NULL, &w), BULKI_E_INVAL);
     bulki_writer_init(&w, buf, sizeof buf);
     bulki_write_value(&w, NULL);
-    assert_bulki_rc(bulki_writer_finish(&w, NULL), BULKI_E_INVAL);
+    assert_bulki_rc(bulki_writer_finish(NULL, &w), BULKI_E_INVAL);
     assert_bulki_rc(bulki_encode_doc(&len, NULL, 64, &(bulki_doc){0, NULL}), BULKI_E_INVAL);
     assert_bulki_rc(bulki_encode_value(&len, NULL, 64, &good), BULKI_E_INVAL);
     /* a writer over no buffer has no room */
     bulki_writer_init(&w, NULL, 100);
     bulki_write_value(&w, &good);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_NOSPACE);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_E_NOSPACE);
 }
 
 static void writer_appends_with_absolute_offsets(void **state)
@@ -567,7 +567,7 @@ static void writer_appends_with_absolute_offsets(void **state)
     bulki_writer_init(&w, buf, sizeof buf);
     bulki_write_value(&w, &v);
     bulki_write_doc(&w, &(bulki_doc){0, NULL});
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_OK);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_OK);
     /* the BULKI starts at 7: its offsets are 11 and 12, not 4 and 5 */
     static const uint8_t want[] = {0x16, 0x09, 0x01, 0x05, 0x00, 0x00, 0x00,
                                    0x30, 0x00, 0x00, 0x00, 0x0b, 0x0c};
@@ -592,7 +592,7 @@ static void expect_invalid(const bulki_value *v, int want)
     assert_bulki_rc(bulki_encode_value(&len, buf, sizeof buf, v), want);
     bulki_writer_init(&w, buf, sizeof buf);
     bulki_write_value(&w, v);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), want);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), want);
 
     bulki_pair pairs[2] = {{KEY("ok"), BULKI_V_ITEM(BULKI_T_INT8, &one)}, {KEY("bad"), *v}};
     bulki_doc d = {2, pairs};
@@ -876,7 +876,7 @@ static void check_against_model(const bulki_doc *d, size_t at)
         bulki_writer_init(&w, got, sizeof got);
         w.pos = at;
         bulki_write_doc(&w, d);
-        assert_bulki_rc(bulki_writer_finish(&w, &len), err);
+        assert_bulki_rc(bulki_writer_finish(&len, &w), err);
         assert_int_equal(len, at);
         return;
     }
@@ -888,7 +888,7 @@ static void check_against_model(const bulki_doc *d, size_t at)
     bulki_writer_init(&w, got, at + wl);
     w.pos = at;
     bulki_write_doc(&w, d);
-    assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_OK);
+    assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_OK);
     assert_int_equal(len, at + wl);
     assert_bytes_equal(got + at, wl, want, wl);
     assert_int_equal(got[at + wl], 0xEE); /* nothing past the end */
@@ -902,7 +902,7 @@ static void check_against_model(const bulki_doc *d, size_t at)
         bulki_writer_init(&w, got, cap);
         w.pos = at;
         bulki_write_doc(&w, d);
-        assert_bulki_rc(bulki_writer_finish(&w, &len), BULKI_E_NOSPACE);
+        assert_bulki_rc(bulki_writer_finish(&len, &w), BULKI_E_NOSPACE);
         assert_true(len <= cap);
         assert_int_equal(got[cap], 0xEE);
     }

@@ -358,7 +358,7 @@ static json_object *doc_json(const bulki_map *m, int *rc)
 
     json_object_object_add(root, "bulki", pairs);
     bulki_map_iter_init(&it, m);
-    while ((r = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((r = bulki_map_next(&k, &v, &it)) == 1) {
         json_object *pair = json_object_new_object();
         json_object_array_add(pairs, pair);
         json_object *jk = value_json(&k, rc);

@@ -40,7 +40,7 @@ void htu_check_rc(int want, int rc, const char *expr, const char *file, int line
 {
     if (rc != want) {
         print_error("%s:%d: %s returned %d (%s), expected %d (%s); last message: %s\n", file, line,
-                    expr, rc, ckpt_errname(rc), want, ckpt_errname(want), ckpt_store_errmsg(NULL));
+                    expr, rc, ckpt_errname(rc), want, ckpt_errname(want), ckpt_errmsg());
         fail_msg("%s: unexpected return code", expr);
     }
 }

@@ -58,7 +58,7 @@ struct worker {
     do {                                                                       \
         int rc_ = (expr);                                                      \
         TCHECK(w, rc_ == 0, "%s returned %d (%s): %s", #expr, rc_, ckpt_errname(rc_), \
-               ckpt_hooks_errmsg(NULL));                                       \
+               ckpt_errmsg());                                       \
     } while (0)
 
 static void obj_name(char *buf, size_t n, int t, int i)
@@ -74,7 +74,7 @@ static void *worker_main(void *arg)
     for (int i = 0; i < NOBJ; i++) {
         char name[32];
         uint64_t id;
-        TRC(w, ckpt_hook_new_id(h, &id));
+        TRC(w, ckpt_hook_new_id(&id, h));
         w->ids[i] = id;
         obj_name(name, sizeof name, t, i);
         struct ckpt_obj o;
@@ -130,11 +130,11 @@ static void *worker_main(void *arg)
             int rc = ckpt_hook_kvtag_put(h, id, &bad);
             char want[32];
             snprintf(want, sizeof want, "%zu bytes", len);
-            int msg_ok = strstr(ckpt_hooks_errmsg(NULL), want) != NULL;
+            int msg_ok = strstr(ckpt_errmsg(), want) != NULL;
             free(longname);
             TCHECK(w, rc == CKPT_E_NAMETOOLONG, "long name: %d", rc);
             TCHECK(w, msg_ok, "message \"%s\" is not about this thread's %s name",
-                   ckpt_hooks_errmsg(NULL), want);
+                   ckpt_errmsg(), want);
         }
     }
     return NULL;
@@ -150,7 +150,7 @@ static void *reader_main(void *arg)
         struct ckpt_cont c;
         int rc = ckpt_hooks_read_begin(&r, s->h);
         if (rc != 0) {
-            snprintf(s->err, sizeof s->err, "reader: read_begin: %s", ckpt_hooks_errmsg(NULL));
+            snprintf(s->err, sizeof s->err, "reader: read_begin: %s", ckpt_errmsg());
             return NULL;
         }
         rc = ckpt_hooks_get_cont(&c, r, s->cont);
@@ -209,7 +209,7 @@ static void test_eight_threads_on_one_handle(void **state)
     memset(&s, 0, sizeof s);
     memset(w, 0, sizeof w);
     HTU_OK(ckpt_hooks_open(&s.h, &o));
-    HTU_OK(ckpt_hook_new_id(s.h, &s.cont));
+    HTU_OK(ckpt_hook_new_id(&s.cont, s.h));
     struct ckpt_cont c = {s.cont, "/shared", ""};
     HTU_OK(ckpt_hook_cont_create(s.h, &c));
     struct ckpt_kvtag ct = {"owner", BULKI_T_STRING, 5, "test"};
@@ -284,7 +284,7 @@ static void test_eight_threads_on_one_handle(void **state)
     };
     for (size_t i = 0; i < sizeof dbs / sizeof dbs[0]; i++) {
         uint64_t n = 0;
-        HTU_OK(ckpt_db_stat(tx, dbs[i].db, &n, NULL));
+        HTU_OK(ckpt_db_stat(&n, NULL, tx, dbs[i].db));
         if (n != dbs[i].want)
             fail_msg("database %s holds %llu entries, expected %llu", ckpt_db_name(dbs[i].db),
                      (unsigned long long)n, (unsigned long long)dbs[i].want);
@@ -338,7 +338,7 @@ static void test_eight_threads_on_one_handle(void **state)
         if (all[i] == all[i - 1])
             fail_msg("id %llu handed out twice", (unsigned long long)all[i]);
     uint64_t next;
-    HTU_OK(ckpt_hook_new_id(h, &next));
+    HTU_OK(ckpt_hook_new_id(&next, h));
     assert_true(next > all[n - 1]);
     free(all);
     HTU_OK(ckpt_hooks_close(h));

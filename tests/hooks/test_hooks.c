@@ -89,7 +89,7 @@ static ckpt_hooks *map_h(void **state)
 static uint64_t new_id(ckpt_hooks *h)
 {
     uint64_t id = 0;
-    HTU_OK(ckpt_hook_new_id(h, &id));
+    HTU_OK(ckpt_hook_new_id(&id, h));
     assert_true(id != 0);
     return id;
 }
@@ -97,6 +97,30 @@ static uint64_t new_id(ckpt_hooks *h)
 static void close_h(ckpt_hooks *h)
 {
     HTU_OK(ckpt_hooks_close(h));
+}
+
+/* The options' size field: 0 or an unknown size is refused by every entry
+ * that takes options, naming the macro to initialize with; the first
+ * version's size opens (fields past it at their defaults). */
+static void test_opts_size_is_checked(void **state)
+{
+    struct ckpt_hooks_opts o = htu_opts(state);
+    struct ckpt_rebuild_stats s;
+    ckpt_hooks *h = NULL;
+    assert_int_equal(o.size, sizeof o);
+    o.size = 0;
+    assert_int_equal(ckpt_hooks_open(&h, &o), CKPT_E_INVAL);
+    assert_null(h);
+    assert_non_null(strstr(ckpt_errmsg(), "CKPT_HOOKS_OPTS_INIT"));
+    o.size = CKPT_HOOKS_OPTS_SIZE_V1 - 1;
+    assert_int_equal(ckpt_hooks_restart_map(&h, &o), CKPT_E_INVAL);
+    assert_int_equal(ckpt_hooks_restart_rebuild(&h, &o, NULL, NULL, &s), CKPT_E_INVAL);
+    o.size = sizeof o + 1;
+    assert_int_equal(ckpt_hooks_open_readonly(&h, &o), CKPT_E_INVAL);
+    assert_null(h);
+    o.size = CKPT_HOOKS_OPTS_SIZE_V1;
+    HTU_OK(ckpt_hooks_open(&h, &o));
+    close_h(h);
 }
 
 /* Collectors for the foreach callbacks (views are used before read_end). */
@@ -213,7 +237,7 @@ static void assert_indexes_match(ckpt_hooks *h)
     uint64_t n[CKPT_DB_COUNT];
     HTU_OK(ckpt_rtxn_begin(&tx, ckpt_hooks_store(h)));
     for (int db = 0; db < CKPT_DB_COUNT; db++)
-        HTU_OK(ckpt_db_stat(tx, db, &n[db], NULL));
+        HTU_OK(ckpt_db_stat(&n[db], NULL, tx, db));
     ckpt_rtxn_end(tx);
     assert_int_equal(n[CKPT_DB_OBJ_NAME], n[CKPT_DB_OBJ]);
     assert_int_equal(n[CKPT_DB_CONT_NAME], n[CKPT_DB_CONT]);
@@ -229,7 +253,7 @@ static void clear_msg(void)
 
 static void assert_msg_has(const char *needle)
 {
-    const char *m = ckpt_hooks_errmsg(NULL);
+    const char *m = ckpt_errmsg();
     assert_non_null(m);
     if (strstr(m, needle) == NULL)
         fail_msg("error message \"%s\" does not mention \"%s\"", m, needle);
@@ -1018,7 +1042,7 @@ static void test_new_ids_never_repeat_after_discard_with_commits_off(void **stat
     uint64_t id = 0, first = new_id(h);
     const uint64_t n = (1ull << 24) + 1000;
     for (uint64_t i = 0; i < n; i++)
-        HTU_OK(ckpt_hook_new_id(h, &id));
+        HTU_OK(ckpt_hook_new_id(&id, h));
     assert_true(id > first);
     ckpt_hooks_discard(h);
     HTU_OK(ckpt_hooks_open(&h, &o));
@@ -1220,8 +1244,8 @@ static void test_null_arguments_are_rejected(void **state)
     ckpt_hooks_discard(NULL);
     HTU_RC(CKPT_E_INVAL, ckpt_hooks_checkpoint(NULL));
     assert_null(ckpt_hooks_store(NULL));
-    assert_non_null(ckpt_hooks_errmsg(NULL));
-    HTU_RC(CKPT_E_INVAL, ckpt_hook_new_id(NULL, &id));
+    assert_non_null(ckpt_errmsg());
+    HTU_RC(CKPT_E_INVAL, ckpt_hook_new_id(&id, NULL));
 
     /* hooks with a NULL handle */
     HTU_RC(CKPT_E_INVAL, ckpt_hook_obj_create(NULL, &ob));
@@ -1238,7 +1262,7 @@ static void test_null_arguments_are_rejected(void **state)
 
     /* hooks with NULL arguments on a real handle */
     HTU_OK(ckpt_hooks_open(&h, &o));
-    HTU_RC(CKPT_E_INVAL, ckpt_hook_new_id(h, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_hook_new_id(NULL, h));
     HTU_RC(CKPT_E_INVAL, ckpt_hook_obj_create(h, NULL));
     HTU_RC(CKPT_E_INVAL, ckpt_hook_obj_update(h, NULL));
     ob.obj_name = NULL;
@@ -1313,9 +1337,9 @@ static void test_null_arguments_are_rejected(void **state)
     HTU_RC(CKPT_E_INVAL, ckpt_rec_region_decode(NULL, buf, sizeof buf, NULL));
     HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_decode(&og, NULL, 10, NULL));
     struct ckpt_cont good = {2, "c", ""};
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, NULL, &good));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(NULL, 0, NULL, &good));
-    HTU_OK(ckpt_rec_cont_encode(buf, sizeof buf, &len, &good));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(NULL, buf, sizeof buf, &good));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(NULL, NULL, 0, &good));
+    HTU_OK(ckpt_rec_cont_encode(&len, buf, sizeof buf, &good));
     /* routing with no name or no ranks */
     HTU_RC(CKPT_E_INVAL, ckpt_home_obj(NULL, 0, 4));
     HTU_RC(CKPT_E_INVAL, ckpt_home_obj("x", 0, 0));
@@ -1340,7 +1364,7 @@ static void test_readonly_handle_serves_lookups_and_refuses_mutations(void **sta
     htu_assert_obj_eq(&ob, &og);
     ckpt_hooks_read_end(r);
     uint64_t x;
-    HTU_RC(CKPT_E_READONLY, ckpt_hook_new_id(ro, &x));
+    HTU_RC(CKPT_E_READONLY, ckpt_hook_new_id(&x, ro));
     HTU_RC(CKPT_E_READONLY, ckpt_hook_obj_create(ro, &ob));
     HTU_RC(CKPT_E_READONLY, ckpt_hook_obj_delete(ro, id));
     HTU_RC(CKPT_E_READONLY, ckpt_hooks_checkpoint(ro));
@@ -1444,7 +1468,7 @@ static void test_opts_from_env_parses_pdc_variables(void **state)
     ckpt_hooks *h;
     HTU_OK(ckpt_hooks_open(&h, &o));
     uint64_t id;
-    HTU_OK(ckpt_hook_new_id(h, &id));
+    HTU_OK(ckpt_hook_new_id(&id, h));
     close_h(h);
 }
 
@@ -1497,6 +1521,7 @@ static void test_opts_from_env_rejects_bad_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        T(test_opts_size_is_checked),
         T(test_obj_create_update_rename_delete_then_map_restart),
         T(test_lookups_see_committed_data_only),
         T(test_large_records_take_the_heap_path),

@@ -173,7 +173,7 @@ static void test_dart_record_round_trip_and_damage(void **state)
     size_t len;
     struct ckpt_dart_entry e = str_entry("k", "v", 2, 99), d;
     e.is_suffix = 1;
-    HTU_OK(ckpt_rec_dart_encode(buf, sizeof buf, &len, &e));
+    HTU_OK(ckpt_rec_dart_encode(&len, buf, sizeof buf, &e));
     HTU_OK(ckpt_rec_dart_decode(&d, buf, len, NULL));
     assert_string_equal(d.key, "k");
     assert_int_equal(d.value_len, 2);
@@ -181,7 +181,7 @@ static void test_dart_record_round_trip_and_damage(void **state)
     assert_int_equal(d.obj_ref, 99);
     assert_int_equal(d.is_suffix, 1);
     assert_int_equal(d.vnode_id, 7);
-    HTU_RC(CKPT_E_NOSPACE, ckpt_rec_dart_encode(buf, 4, &len, &e));
+    HTU_RC(CKPT_E_NOSPACE, ckpt_rec_dart_encode(&len, buf, 4, &e));
     size_t off = 0;
     HTU_RC(CKPT_E_RECORD, ckpt_rec_dart_decode(&d, buf, len / 2, &off));
     buf[0] ^= 0xff;

@@ -75,7 +75,7 @@ static void assert_same_doc(const BULKI *p, const bulki_map *m)
     assert_int_equal(p->numKeys, m->npairs);
     assert_int_equal(p->totalSize, m->total);
     bulki_map_iter_init(&it, m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         assert_true(i < p->numKeys);
         assert_same_ent(&p->header->keys[i], &k);
         assert_same_ent(&p->data->values[i], &v);
@@ -146,7 +146,7 @@ static BULKI *pdc_decode(const void *rec, size_t len)
 static uint8_t enc_buf[1 << 16];
 static size_t enc_len;
 #define ENCODE_DECODE(fn, rec)                                                 \
-    (HTU_OK(fn(enc_buf, sizeof enc_buf, &enc_len, (rec))), pdc_decode(enc_buf, enc_len))
+    (HTU_OK(fn(&enc_len, enc_buf, sizeof enc_buf, (rec))), pdc_decode(enc_buf, enc_len))
 
 static void check_obj(const BULKI *b, const struct ckpt_obj *o)
 {
@@ -310,9 +310,9 @@ static void test_stored_records(void **state)
     uint64_t n = 0;
 
     HTU_OK(ckpt_hooks_open(&h, &o));
-    HTU_OK(ckpt_hook_new_id(h, &c.cont_id));
+    HTU_OK(ckpt_hook_new_id(&c.cont_id, h));
     HTU_OK(ckpt_hook_cont_create(h, &c));
-    HTU_OK(ckpt_hook_new_id(h, &obj.obj_id));
+    HTU_OK(ckpt_hook_new_id(&obj.obj_id, h));
     obj.cont_id = c.cont_id;
     HTU_OK(ckpt_hook_obj_create(h, &obj));
     HTU_OK(ckpt_hook_kvtag_put(h, obj.obj_id, &tag));
@@ -338,7 +338,7 @@ static void test_stored_records(void **state)
                               CKPT_DB_REGION};
     for (size_t i = 0; i < NELEM(dbs); i++) {
         w.db = dbs[i];
-        HTU_OK(ckpt_db_stat(tx, dbs[i], &n, NULL));
+        HTU_OK(ckpt_db_stat(&n, NULL, tx, dbs[i]));
         size_t before = w.records;
         HTU_OK(ckpt_iter(tx, dbs[i], NULL, 0, visit, &w));
         assert_int_equal(w.records - before, n); /* every record decoded */

@@ -152,7 +152,7 @@ static void test_region_tables_round_trip_through_both_restarts(void **state)
     ckpt_hooks *h;
     uint64_t obj;
     HTU_OK(ckpt_hooks_open(&h, &o));
-    HTU_OK(ckpt_hook_new_id(h, &obj));
+    HTU_OK(ckpt_hook_new_id(&obj, h));
     ob.obj_id = obj;
     HTU_OK(ckpt_hook_obj_create(h, &ob));
     struct ckpt_region g = data_region(obj, 0, 100, 0), meta = data_region(obj, 0, 5, 0);
@@ -222,18 +222,18 @@ static void test_transfer_records_decode_exactly_and_refuse_damage(void **state)
     struct ckpt_xfer_region x = xfer_region(UINT64_C(2000000005), 7), y;
     uint8_t buf[1024];
     size_t len = 0, off = 0;
-    HTU_OK(ckpt_rec_xfer_encode(buf, sizeof buf, &len, &x));
+    HTU_OK(ckpt_rec_xfer_encode(&len, buf, sizeof buf, &x));
     HTU_OK(ckpt_rec_xfer_decode(&y, buf, len, &off));
     assert_xfer_eq(&x, &y);
     for (size_t cut = 0; cut < len; cut++)
         assert_int_not_equal(ckpt_rec_xfer_decode(&y, buf, cut, &off), 0);
     x.ndim = 0;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_xfer_encode(buf, sizeof buf, &len, &x));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_xfer_encode(&len, buf, sizeof buf, &x));
     x.ndim = CKPT_MAX_DIM + 1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_xfer_encode(buf, sizeof buf, &len, &x));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_xfer_encode(&len, buf, sizeof buf, &x));
     /* a region record is no transfer record */
     struct ckpt_region g = data_region(1, 0, 1, 0);
-    HTU_OK(ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_OK(ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     HTU_RC(CKPT_E_RECORD, ckpt_rec_xfer_decode(&y, buf, len, &off));
 }
 
@@ -320,7 +320,7 @@ static void test_a_store_without_pdc_server_reads_as_empty(void **state)
     uint64_t entries = 1, bytes = 1;
     HTU_OK(ckpt_rtxn_begin(&tx, ckpt_hooks_store(h)));
     HTU_RC(CKPT_E_NOTFOUND, ckpt_get_raw(&val, tx, CKPT_DB_PDC_SERVER, "d", 1));
-    HTU_OK(ckpt_db_stat(tx, CKPT_DB_PDC_SERVER, &entries, &bytes));
+    HTU_OK(ckpt_db_stat(&entries, &bytes, tx, CKPT_DB_PDC_SERVER));
     assert_int_equal(entries, 0);
     assert_int_equal(bytes, 0);
     ckpt_rtxn_end(tx);

@@ -29,11 +29,11 @@
     static uint8_t *enc_##kind(const type *r, size_t *len)                                         \
     {                                                                                              \
         size_t n = 0, n2 = 0;                                                                      \
-        HTU_OK(ckpt_rec_##kind##_encode(NULL, 0, &n, r));                                          \
+        HTU_OK(ckpt_rec_##kind##_encode(&n, NULL, 0, r));                                          \
         assert_true(n > 0);                                                                        \
         uint8_t *b = malloc(n);                                                                    \
         assert_non_null(b);                                                                        \
-        HTU_OK(ckpt_rec_##kind##_encode(b, n, &n2, r));                                            \
+        HTU_OK(ckpt_rec_##kind##_encode(&n2, b, n, r));                                            \
         assert_int_equal(n, n2);                                                                   \
         *len = n;                                                                                  \
         return b;                                                                                  \
@@ -339,11 +339,11 @@ static void test_obj_encode_rejects_bad_input(void **state)
     uint8_t buf[1024];
     size_t len;
     o.ndim = CKPT_MAX_DIM + 1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(&len, buf, sizeof buf, &o));
     o = htu_full_obj(2);
     o.obj_name = NULL;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, &o));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(&len, buf, sizeof buf, &o));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_obj_encode(&len, buf, sizeof buf, NULL));
 }
 
 /* One kvtag case: encode, decode, compare; the decoded type and size are
@@ -538,11 +538,11 @@ static void test_kvtag_encode_rejects_bad_input(void **state)
     uint8_t buf[256];
     size_t len;
     struct ckpt_kvtag t = {NULL, BULKI_T_INT, 4, "abcd"};
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t));
     t.name = "x";
     t.value = NULL;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_kvtag_encode(&len, buf, sizeof buf, NULL));
 }
 
 static void test_cont_roundtrip(void **state)
@@ -567,8 +567,8 @@ static void test_cont_roundtrip(void **state)
     struct ckpt_cont bad = {1, NULL, ""};
     uint8_t buf[64];
     size_t len;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, &len, &bad));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(&len, buf, sizeof buf, &bad));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_cont_encode(&len, buf, sizeof buf, NULL));
 }
 
 static void test_region_roundtrip_without_histogram(void **state)
@@ -627,16 +627,16 @@ static void test_region_encode_rejects_bad_input(void **state)
     size_t len;
     struct ckpt_region g = htu_full_region(2, 1);
     g.ndim = 0;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     g.ndim = CKPT_MAX_DIM + 1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     g = htu_full_region(2, 1);
     g.hist.nbin = -1;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
     g = htu_full_region(2, 1);
     g.hist.bin = NULL;
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, &g));
-    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(buf, sizeof buf, &len, NULL));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, &g));
+    HTU_RC(CKPT_E_INVAL, ckpt_rec_region_encode(&len, buf, sizeof buf, NULL));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1036,13 +1036,13 @@ static int encode_kind(enum rec_kind k, uint8_t *buf, size_t cap, size_t *len)
     struct ckpt_region g = htu_full_region(4, 1);
     switch (k) {
     case R_OBJ:
-        return ckpt_rec_obj_encode(buf, cap, len, &o);
+        return ckpt_rec_obj_encode(len, buf, cap, &o);
     case R_KVTAG:
-        return ckpt_rec_kvtag_encode(buf, cap, len, &t);
+        return ckpt_rec_kvtag_encode(len, buf, cap, &t);
     case R_CONT:
-        return ckpt_rec_cont_encode(buf, cap, len, &c);
+        return ckpt_rec_cont_encode(len, buf, cap, &c);
     default:
-        return ckpt_rec_region_encode(buf, cap, len, &g);
+        return ckpt_rec_region_encode(len, buf, cap, &g);
     }
 }
 

@@ -204,8 +204,8 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
     assert_false(ckpt_store_has_checksums(ckpt_hooks_store(h)));
     check_contents(h);
     HTU_OK(ckpt_rtxn_begin(&tx, ckpt_hooks_store(h)));
-    HTU_OK(ckpt_db_stat(tx, CKPT_DB_KVTAG, &nk, NULL));
-    HTU_OK(ckpt_db_stat(tx, CKPT_DB_TAG_INDEX, &ni, NULL));
+    HTU_OK(ckpt_db_stat(&nk, NULL, tx, CKPT_DB_KVTAG));
+    HTU_OK(ckpt_db_stat(&ni, NULL, tx, CKPT_DB_TAG_INDEX));
     ckpt_rtxn_end(tx);
     assert_int_equal(nk, NKVTAG);
     assert_int_equal(ni, NKVTAG);

@@ -22,7 +22,7 @@ static inline int gen_open(ckpt_hooks **h, int argc, char **argv, const char *pr
     }
     o.store_root = argv[1];
     if (ckpt_hooks_open(h, &o) != 0) {
-        fprintf(stderr, "%s: %s\n", prog, ckpt_store_errmsg(NULL));
+        fprintf(stderr, "%s: %s\n", prog, ckpt_errmsg());
         return 1;
     }
     return 0;
@@ -32,7 +32,7 @@ static inline int gen_open(ckpt_hooks **h, int argc, char **argv, const char *pr
 static inline int gen_cont(ckpt_hooks *h, const char *name, uint64_t *id)
 {
     struct ckpt_cont cn = {0, name, ""};
-    int rc = ckpt_hook_new_id(h, id);
+    int rc = ckpt_hook_new_id(id, h);
     cn.cont_id = *id;
     return rc != 0 ? rc : ckpt_hook_cont_create(h, &cn);
 }
@@ -42,7 +42,7 @@ static inline int gen_obj(ckpt_hooks *h, uint64_t cont, const char *name, const 
                           uint32_t user, int32_t ts, uint64_t *id)
 {
     struct ckpt_obj o;
-    int rc = ckpt_hook_new_id(h, id);
+    int rc = ckpt_hook_new_id(id, h);
     if (rc != 0)
         return rc;
     memset(&o, 0, sizeof o);
@@ -71,12 +71,12 @@ static inline int gen_tag(ckpt_hooks *h, uint64_t owner, const char *name, const
 static inline int gen_close(ckpt_hooks *h, int rc, const char *prog)
 {
     if (rc != 0) {
-        fprintf(stderr, "%s: %s\n", prog, ckpt_store_errmsg(NULL));
+        fprintf(stderr, "%s: %s\n", prog, ckpt_errmsg());
         ckpt_hooks_discard(h);
         return 1;
     }
     if (ckpt_hooks_close(h) != 0) {
-        fprintf(stderr, "%s: close: %s\n", prog, ckpt_store_errmsg(NULL));
+        fprintf(stderr, "%s: close: %s\n", prog, ckpt_errmsg());
         return 1;
     }
     return 0;

@@ -49,12 +49,12 @@ int main(int argc, char **argv)
     o.readonly = 1;
     o.create = 0;
     if ((rc = ckpt_store_open(&st, &o)) != 0 || (rc = ckpt_store_info(&info, st)) != 0) {
-        fprintf(stderr, "inspect_tamper: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "inspect_tamper: %s\n", ckpt_errmsg());
         return 1;
     }
     if (strcmp(argv[3], "garbage-obj") == 0) {
         if ((rc = ckpt_rtxn_begin(&tx, st)) != 0) {
-            fprintf(stderr, "inspect_tamper: %s\n", ckpt_store_errmsg(st));
+            fprintf(stderr, "inspect_tamper: %s\n", ckpt_errmsg());
             ckpt_store_close(st);
             return 1;
         }
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     o.readonly = 0;
     o.nranks = info.nranks;
     if ((rc = ckpt_store_open(&st, &o)) != 0) {
-        fprintf(stderr, "inspect_tamper: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "inspect_tamper: %s\n", ckpt_errmsg());
         return 1;
     }
     if (strcmp(argv[3], "garbage-obj") == 0 && argc == 4) {
@@ -99,12 +99,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (rc != 0) {
-        fprintf(stderr, "inspect_tamper: %s\n", ckpt_store_errmsg(st));
+        fprintf(stderr, "inspect_tamper: %s\n", ckpt_errmsg());
         ckpt_store_discard(st);
         return 1;
     }
     if (ckpt_store_close(st) != 0) {
-        fprintf(stderr, "inspect_tamper: %s\n", ckpt_store_errmsg(st));
+        fprintf(stderr, "inspect_tamper: %s\n", ckpt_errmsg());
         return 1;
     }
     return 0;

@@ -129,12 +129,13 @@ static ckpt_store *open_writer(const char *root)
     o.root = root;
     o.rank = 0;
     o.nranks = 1;
+    o.rec_keys = ckpt_rec_keys; /* the hooks' records */
     o.commit_every = 0; /* commits only on checkpoint: the test decides */
     o.commit_ms = 0;
     o.map_size = (size_t)1 << 20; /* small, so that the map grows */
     int rc = ckpt_store_open(&st, &o);
     if (rc)
-        fprintf(stderr, "open: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "open: %s\n", ckpt_errmsg());
     assert_int_equal(rc, 0);
     return st;
 }
@@ -144,9 +145,9 @@ static uint64_t put_cont(ckpt_store *st, const char *name)
     uint8_t buf[512];
     size_t len;
     uint64_t id;
-    assert_int_equal(ckpt_store_next_id(st, &id), 0);
+    assert_int_equal(ckpt_store_next_id(&id, st), 0);
     struct ckpt_cont c = {id, name, ""};
-    assert_int_equal(ckpt_rec_cont_encode(buf, sizeof buf, &len, &c), 0);
+    assert_int_equal(ckpt_rec_cont_encode(&len, buf, sizeof buf, &c), 0);
     assert_int_equal(ckpt_store_put_cont(st, id, name, strlen(name), buf, len), 0);
     return id;
 }
@@ -158,7 +159,7 @@ static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t
     size_t len;
     uint64_t id;
     struct ckpt_obj o;
-    assert_int_equal(ckpt_store_next_id(st, &id), 0);
+    assert_int_equal(ckpt_store_next_id(&id, st), 0);
     memset(&o, 0, sizeof o);
     o.obj_id = id;
     o.cont_id = cont;
@@ -169,7 +170,7 @@ static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t
     o.time_step = ts;
     o.ndim = 1;
     o.dims[0] = 100;
-    assert_int_equal(ckpt_rec_obj_encode(buf, sizeof buf, &len, &o), 0);
+    assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
     assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, buf, len), 0);
     return id;
 }
@@ -179,7 +180,7 @@ static void put_tag(ckpt_store *st, uint64_t id, const struct ckpt_kvtag *t)
 {
     uint8_t buf[4096];
     size_t len;
-    assert_int_equal(ckpt_rec_kvtag_encode(buf, sizeof buf, &len, t), 0);
+    assert_int_equal(ckpt_rec_kvtag_encode(&len, buf, sizeof buf, t), 0);
     assert_int_equal(ckpt_store_put_kvtag(st, id, t->name, strlen(t->name), buf, len), 0);
 }
 
@@ -212,7 +213,7 @@ static void put_objects(ckpt_store *st, uint64_t cont, int from, int to)
             g.unit_size = 8;
             g.storage_location = "/x";
             g.cache_location = "";
-            assert_int_equal(ckpt_rec_region_encode(buf, sizeof buf, &len, &g), 0);
+            assert_int_equal(ckpt_rec_region_encode(&len, buf, sizeof buf, &g), 0);
             assert_int_equal(ckpt_store_put_region(st, id, 1, g.start, g.count, buf, len), 0);
         }
     }

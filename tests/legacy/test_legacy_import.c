@@ -167,7 +167,7 @@ static void open_ranks(struct rank_view *v, const char *root, int nranks)
         o.nranks = nranks;
         int rc = ckpt_hooks_open_readonly(&v[r].h, &o);
         if (rc)
-            fail_msg("open rank %d: %s", r, ckpt_store_errmsg(NULL));
+            fail_msg("open rank %d: %s", r, ckpt_errmsg());
         assert_int_equal(ckpt_hooks_read_begin(&v[r].rd, v[r].h), 0);
     }
 }
@@ -249,7 +249,7 @@ static void db_totals(struct rank_view *v, int nranks, uint64_t tot[CKPT_DB_COUN
         assert_int_equal(ckpt_rtxn_begin(&tx, ckpt_hooks_store(v[r].h)), 0);
         for (int db = CKPT_DB_OBJ; db < CKPT_DB_COUNT; db++) {
             uint64_t n, bytes;
-            assert_int_equal(ckpt_db_stat(tx, db, &n, &bytes), 0);
+            assert_int_equal(ckpt_db_stat(&n, &bytes, tx, db), 0);
             tot[db] += n;
         }
         ckpt_rtxn_end(tx);
@@ -377,13 +377,13 @@ static void verify_new_ids(const char *root, int nranks, const uint64_t *ids, si
         o.rank = r;
         o.nranks = nranks;
         if (ckpt_hooks_open(&h, &o) != 0)
-            fail_msg("open rank %d: %s", r, ckpt_store_errmsg(NULL));
+            fail_msg("open rank %d: %s", r, ckpt_errmsg());
         for (size_t i = 0; i < nids; i++)
             if (ids[i] >= lo && ids[i] < hi && ids[i] > max)
                 max = ids[i];
         for (int k = 0; k < 3; k++) {
             uint64_t id;
-            assert_int_equal(ckpt_hook_new_id(h, &id), 0);
+            assert_int_equal(ckpt_hook_new_id(&id, h), 0);
             assert_true(id >= lo && id < hi);
             if (max)
                 assert_true(id > max);
@@ -613,7 +613,7 @@ static void expect_fail(struct fix *f, const char *const *files, size_t n, int n
         fail_msg("message lacks \"%s\": %s", want1, err);
     if (want2 && strstr(err, want2) == NULL)
         fail_msg("message lacks \"%s\": %s", want2, err);
-    assert_int_equal(strncmp(ckpt_store_errmsg(NULL), err, 200), 0);
+    assert_int_equal(strncmp(ckpt_errmsg(), err, 200), 0);
 }
 
 static void test_refuses_existing(void **state)

@@ -260,7 +260,7 @@ static size_t expect_reject(const char *name, const uint8_t *data, size_t len, c
     if (want && strstr(err, want) == NULL)
         fail_msg("message lacks \"%s\": %s", want, err);
     /* the thread's message is the same */
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), prefix));
+    assert_non_null(strstr(ckpt_errmsg(), prefix));
     free(copy);
     return (size_t)off;
 }

@@ -30,7 +30,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if ((rc = ckpt_store_open(&st, &o)) != 0) {
-        fprintf(stderr, "id_bump: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "id_bump: %s\n", ckpt_errmsg());
         return 1;
     }
     /* the last id handed out is the one before the first of the LEFT */
@@ -40,12 +40,12 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = ckpt_store_info(&info, st);
     if (rc != 0) {
-        fprintf(stderr, "id_bump: %s\n", ckpt_store_errmsg(st));
+        fprintf(stderr, "id_bump: %s\n", ckpt_errmsg());
         ckpt_store_close(st);
         return 1;
     }
     if ((rc = ckpt_store_close(st)) != 0) {
-        fprintf(stderr, "id_bump: close: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "id_bump: close: %s\n", ckpt_errmsg());
         return 1;
     }
     printf("%llu\n", (unsigned long long)(CKPT_ID_BASE - info.id_seq));

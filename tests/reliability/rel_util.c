@@ -78,7 +78,7 @@ int rel_write_objs(ckpt_hooks *h, int rank, long first, long n, uint64_t *cont_i
     if (*cont_id == 0) {
         struct ckpt_cont c = {0, cname, ""};
         cont_name(cname, sizeof cname, rank);
-        if ((rc = ckpt_hook_new_id(h, &c.cont_id)) != 0)
+        if ((rc = ckpt_hook_new_id(&c.cont_id, h)) != 0)
             return rc;
         STEP(ckpt_hook_cont_create(h, &c));
         *cont_id = c.cont_id;
@@ -92,7 +92,7 @@ int rel_write_objs(ckpt_hooks *h, int rank, long first, long n, uint64_t *cont_i
         rel_obj_name(name, sizeof name, rank, i);
         rel_obj_loc(loc, sizeof loc, rank, i);
         rel_tag_val(val, sizeof val, rank, i);
-        if ((rc = ckpt_hook_new_id(h, &o.obj_id)) != 0)
+        if ((rc = ckpt_hook_new_id(&o.obj_id, h)) != 0)
             return rc;
         o.cont_id = *cont_id;
         o.obj_name = name;
@@ -154,7 +154,7 @@ static void census_note(struct rel_census *c, long *idx, int st, int rc, long i,
         c->first_bad = i;
         c->first_bad_rc = rc;
         snprintf(c->why, sizeof c->why, "object %ld: %s: %s (%s)", i, what, ckpt_strerror(rc),
-                 ckpt_store_errmsg(NULL));
+                 ckpt_errmsg());
     }
 }
 
@@ -168,7 +168,7 @@ int rel_census(struct rel_census *c, ckpt_hooks *h, int rank, long n)
     memset(c, 0, sizeof *c);
     c->first_bad = -1;
     if ((rc = ckpt_hooks_read_begin(&r, h)) != 0) {
-        snprintf(c->why, sizeof c->why, "read_begin: %s", ckpt_store_errmsg(NULL));
+        snprintf(c->why, sizeof c->why, "read_begin: %s", ckpt_errmsg());
         return rc;
     }
     cont_name(cname, sizeof cname, rank);
@@ -639,7 +639,7 @@ int rel_write_store(const char *root, int nranks, long n,
         if (ckpt_hooks_open(&h, &o) != 0 ||
             rel_write_objs(h, r, 0, n, &cont, ids ? ids + (size_t)r * (size_t)n : NULL) != 0 ||
             ckpt_hooks_close(h) != 0) {
-            fprintf(stderr, "writing the store %s: %s\n", root, ckpt_store_errmsg(NULL));
+            fprintf(stderr, "writing the store %s: %s\n", root, ckpt_errmsg());
             return -1;
         }
     }

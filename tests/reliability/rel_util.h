@@ -44,7 +44,7 @@ void rel_tag_val(char *buf, size_t n, int rank, long i);
  * failed commit (CKPT_E_NOSPACE, CKPT_E_IO: the mutation is staged anyway)
  * does not stop it: every object is written and the first such error is
  * returned at the end. Any other error stops it and is returned (the
- * message is in ckpt_store_errmsg). */
+ * message is in ckpt_errmsg()). */
 int rel_write_objs(ckpt_hooks *h, int rank, long first, long n, uint64_t *cont_id, uint64_t *ids);
 /* A store at root of nranks ranks, each opened with opts_for(root, rank)
  * and holding objects 0..n-1 of rel_write_objs (their ids into

@@ -69,7 +69,7 @@ static void die(const char *fmt, ...)
         int rc_ = (call);                                                                          \
         if (rc_ != 0)                                                                              \
             die("%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call, ckpt_errname(rc_),                \
-                ckpt_store_errmsg(NULL));                                                          \
+                ckpt_errmsg());                                                          \
     } while (0)
 
 /* ---- the store ---- */
@@ -88,11 +88,11 @@ static void build_store(void)
     o.sync_mode = CKPT_SYNC_EVERY;
     o.tagidx_merge = 1000000; /* merged only when asked: both parts of the index */
     OK(ckpt_hooks_open(&h, &o));
-    OK(ckpt_hook_new_id(h, &cont));
+    OK(ckpt_hook_new_id(&cont, h));
     struct ckpt_cont c = {cont, "sweep-container", "ctag=1"};
     OK(ckpt_hook_cont_create(h, &c));
     for (int i = 0; i < 24; i++) {
-        OK(ckpt_hook_new_id(h, &ids[i]));
+        OK(ckpt_hook_new_id(&ids[i], h));
         snprintf(name, sizeof name, "/sweep/object-%02d", i);
         struct ckpt_obj ob = {0};
         ob.obj_id = ids[i];
@@ -323,7 +323,7 @@ static int api_check(const struct span *s, const uint8_t *key, size_t klen, int 
         return 0;
     }
     if (rc != 0) {
-        snprintf(why, wn, "read-only open: %s (%s)", ckpt_errname(rc), ckpt_store_errmsg(NULL));
+        snprintf(why, wn, "read-only open: %s (%s)", ckpt_errname(rc), ckpt_errmsg());
         return -1;
     }
     int bad = 0;
@@ -344,9 +344,9 @@ static int api_check(const struct span *s, const uint8_t *key, size_t klen, int 
         snprintf(why, wn, "iterating %s: %s after %zu entries", ckpt_db_name(db), ckpt_errname(rc),
                  n);
         bad = 1;
-    } else if (!bad && (strstr(ckpt_store_errmsg(st), "rank 0") == NULL ||
-                        strstr(ckpt_store_errmsg(st), "rank-0/data.mdb") == NULL)) {
-        snprintf(why, wn, "the error does not name the rank: %s", ckpt_store_errmsg(st));
+    } else if (!bad && (strstr(ckpt_errmsg(), "rank 0") == NULL ||
+                        strstr(ckpt_errmsg(), "rank-0/data.mdb") == NULL)) {
+        snprintf(why, wn, "the error does not name the rank: %s", ckpt_errmsg());
         bad = 1;
     }
     ckpt_rtxn_end(tx);

@@ -125,7 +125,7 @@ static int probe_open_ro(void *arg, struct rel_outcome *out)
     ckpt_store *st = NULL;
     int rc = ckpt_store_open_readonly(&st, p->root, p->rank);
     if (rc) {
-        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
     }
     ckpt_store_close(st);
@@ -142,7 +142,7 @@ static int probe_map(void *arg, struct rel_outcome *out)
     ckpt_hooks *h = NULL;
     int rc = ckpt_hooks_restart_map(&h, &o);
     if (rc) {
-        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
     }
     rc = rel_census_out(out, &c, h, p->rank, NOBJ);
@@ -191,7 +191,7 @@ static int probe_rebuild(void *arg, struct rel_outcome *out)
     ckpt_hooks *h = NULL;
     int rc = ckpt_hooks_restart_rebuild(&h, &o, &cbs, out->v, &st);
     if (rc) {
-        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
     }
     if (ckpt_hooks_close(h) != 0)
@@ -746,7 +746,7 @@ static int probe_sigbus(void *arg, struct rel_outcome *out)
     if (ckpt_fault_guard_install() != 0)
         return -1000;
     if ((rc = ckpt_store_open_readonly(&st, p->root, p->rank)) != 0) {
-        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_errmsg());
         return rc;
     }
     /* a first transaction finds where the map is (read.c, map_base) */
@@ -757,11 +757,11 @@ static int probe_sigbus(void *arg, struct rel_outcome *out)
     if (truncate(data, 2 * REL_PAGE) != 0)
         return -1001;
     if ((rc = ckpt_rtxn_begin(&tx, st)) != 0) {
-        snprintf(out->msg, sizeof out->msg, "rtxn_begin: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "rtxn_begin: %s", ckpt_errmsg());
         return rc;
     }
     out->v[0] = ckpt_iter(tx, CKPT_DB_OBJ, NULL, 0, count_entries, &n);
-    snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+    snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
     ckpt_rtxn_end(tx);
     out->v[1] = ckpt_rtxn_begin(&tx, st);
     if (out->v[1] == 0)
@@ -866,7 +866,7 @@ struct sweep {
 static void sweep_fail(struct sweep *w, int rc, const char *what)
 {
     char me[32];
-    const char *m = ckpt_store_errmsg(NULL);
+    const char *m = ckpt_errmsg();
     snprintf(me, sizeof me, "rank-%d", w->rank);
     w->fails++;
     if (strstr(m, me) == NULL) {
@@ -926,7 +926,7 @@ static int probe_read_all(void *arg, struct rel_outcome *out)
         } else {
             for (int db = 0; db < CKPT_DB_COUNT; db++) {
                 uint64_t n;
-                if ((rc = ckpt_db_stat(tx, db, &n, NULL)) != 0)
+                if ((rc = ckpt_db_stat(&n, NULL, tx, db)) != 0)
                     sweep_fail(&w, rc, "db_stat");
                 if ((rc = ckpt_iter(tx, db, NULL, 0, sweep_entry, &sum)) < 0)
                     sweep_fail(&w, rc, "iter");

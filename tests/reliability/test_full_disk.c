@@ -124,7 +124,7 @@ static int census_child(void *arg, struct rel_outcome *out)
     o.store_root = a->root;
     int rc = ckpt_hooks_open_readonly(&h, &o);
     if (rc) {
-        snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
         return rc;
     }
     rc = rel_census_out(out, &c, h, 0, a->n);
@@ -214,9 +214,9 @@ static int write_until_error(ckpt_hooks *h, long *next, long n, uint64_t *cont)
         if (rc) {
             if (rc != CKPT_E_NOSPACE)
                 fail_msg("object %ld: %s, expected CKPT_E_NOSPACE: %s", *next, ckpt_errname(rc),
-                         ckpt_store_errmsg(NULL));
-            assert_nospace_msg(ckpt_store_errmsg(NULL));
-            print_message("object %ld: %s\n", *next, ckpt_store_errmsg(NULL));
+                         ckpt_errmsg());
+            assert_nospace_msg(ckpt_errmsg());
+            print_message("object %ld: %s\n", *next, ckpt_errmsg());
             /* the failing hook's own mutation was staged too: the object
              * counts as written, and its remaining hooks follow */
             (*next)++;
@@ -256,7 +256,7 @@ static void full_disk_hooks(void **state, int sync_mode)
         rc = rel_write_objs(h, 0, next, 1, &cont, NULL);
         if (rc != 0 && rc != CKPT_E_NOSPACE)
             fail_msg("object %ld while the disk is full: %s: %s", next, ckpt_errname(rc),
-                     ckpt_store_errmsg(NULL));
+                     ckpt_errmsg());
         nospace += rc != 0;
         next++;
     }
@@ -282,11 +282,11 @@ static void full_disk_hooks(void **state, int sync_mode)
             int wrc = rel_write_objs(h, 0, next, 1, &cont, NULL);
             if (wrc != 0 && wrc != CKPT_E_NOSPACE)
                 fail_msg("object %ld while the disk is full: %s: %s", next, ckpt_errname(wrc),
-                         ckpt_store_errmsg(NULL));
+                         ckpt_errmsg());
         }
     }
     assert_int_equal(rc, CKPT_E_NOSPACE);
-    assert_nospace_msg(ckpt_hooks_errmsg(h));
+    assert_nospace_msg(ckpt_errmsg());
     rc = ckpt_hooks_close(h); /* fails, and the handle stays open */
     assert_int_equal(rc, CKPT_E_NOSPACE);
 
@@ -315,7 +315,7 @@ static void full_disk_hooks(void **state, int sync_mode)
                               CKPT_DB_REGION, CKPT_DB_CONT_OBJ};
     for (size_t i = 0; i < sizeof dbs / sizeof dbs[0]; i++) {
         uint64_t entries = 0;
-        assert_int_equal(ckpt_db_stat(tx, dbs[i], &entries, NULL), 0);
+        assert_int_equal(ckpt_db_stat(&entries, NULL, tx, dbs[i]), 0);
         if (entries != (uint64_t)next)
             fail_msg("%s holds %llu entries, %ld written", ckpt_db_name(dbs[i]),
                      (unsigned long long)entries, next);
@@ -382,9 +382,9 @@ static void test_full_disk_model_server(void **state)
         if (rc == 0 || rc == CKPT_E_NOSPACE)
             rc = model_cont_add(m, cont, &id, 1) == 0 ? rc : CKPT_E_NOSPACE;
         if (rc != 0 && rc != CKPT_E_NOSPACE)
-            fail_msg("object %ld: %s: %s", i, ckpt_errname(rc), ckpt_store_errmsg(NULL));
+            fail_msg("object %ld: %s: %s", i, ckpt_errname(rc), ckpt_errmsg());
         if (rc)
-            assert_nospace_msg(ckpt_store_errmsg(NULL));
+            assert_nospace_msg(ckpt_errmsg());
         nospace += rc != 0;
     }
     assert_true(nospace > 0);
@@ -424,9 +424,9 @@ static void test_no_space_at_restart(void **state)
     int rc = ckpt_hooks_restart_map(&h, &o);
     if (rc != CKPT_E_NOSPACE)
         fail_msg("restart on a full disk: %s, expected CKPT_E_NOSPACE: %s", ckpt_errname(rc),
-                 ckpt_store_errmsg(NULL));
+                 ckpt_errmsg());
     assert_null(h);
-    const char *msg = ckpt_store_errmsg(NULL);
+    const char *msg = ckpt_errmsg();
     if (strstr(msg, "rank-0/data.mdb") == NULL || strstr(msg, strerror(EFBIG)) == NULL)
         fail_msg("not a clear out-of-space message: \"%s\"", msg);
     print_message("restart: %s\n", msg);
@@ -479,7 +479,7 @@ static int small_fs_child(void *arg, struct rel_outcome *out)
     snprintf(root, sizeof root, "%s/store", a->dir);
     struct ckpt_hooks_opts o = opts_for(root, CKPT_SYNC_CLOSE);
     if ((rc = ckpt_hooks_open(&h, &o)) != 0) {
-        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_errmsg());
         return rc;
     }
     /* until the file system is full, and 200 objects more */
@@ -487,7 +487,7 @@ static int small_fs_child(void *arg, struct rel_outcome *out)
         rc = rel_write_objs(h, 0, next, 1, &cont, NULL);
         if (rc == CKPT_E_NOSPACE) {
             if (nospace++ == 0) {
-                const char *m = ckpt_store_errmsg(NULL);
+                const char *m = ckpt_errmsg();
                 snprintf(out->msg, sizeof out->msg, "%s", m);
                 if (strstr(m, "staged") == NULL ||
                     (strstr(m, strerror(ENOSPC)) == NULL && strstr(m, "file system has") == NULL))
@@ -496,7 +496,7 @@ static int small_fs_child(void *arg, struct rel_outcome *out)
             }
         } else if (rc != 0) {
             snprintf(out->msg, sizeof out->msg, "object %ld: %s: %s", next, ckpt_errname(rc),
-                     ckpt_store_errmsg(NULL));
+                     ckpt_errmsg());
             return rc;
         }
         if (extra >= 0)
@@ -523,7 +523,7 @@ static int small_fs_child(void *arg, struct rel_outcome *out)
     }
     if ((rc = ckpt_hooks_checkpoint(h)) != 0 || (rc = rel_write_objs(h, 0, next, 100, &cont, NULL)) != 0 ||
         (rc = ckpt_hooks_close(h)) != 0) {
-        snprintf(out->msg, sizeof out->msg, "after space is back: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "after space is back: %s", ckpt_errmsg());
         return rc;
     }
     next += 100;

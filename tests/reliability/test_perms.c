@@ -90,7 +90,7 @@ static void expect_perm(const char *root, ...)
                  : w == 1 ? ckpt_hooks_open(&h, &o)
                  : w == 2 ? ckpt_hooks_restart_map(&h, &o)
                           : ckpt_hooks_restart_rebuild(&h, &o, NULL, NULL, &st);
-        const char *msg = ckpt_store_errmsg(NULL);
+        const char *msg = ckpt_errmsg();
         if (rc == 0)
             fail_msg("%s of %s succeeded", what[w], root);
         /* a restart may first find no store there at all; where there is
@@ -124,7 +124,7 @@ static void create_and_check(const char *root, mode_t mask)
         rc = ckpt_hooks_close(h);
     umask(prev);
     if (rc)
-        fail_msg("%s", ckpt_store_errmsg(NULL));
+        fail_msg("%s", ckpt_errmsg());
     assert_owner_only(root);
     /* a restart (and the writer.lock it takes) keeps them */
     prev = umask(mask);
@@ -213,7 +213,7 @@ static void test_foreign_owner_of_existing_store(void **state)
     ckpt_hooks *h = NULL;
     int rc = ckpt_hooks_restart_map(&h, &o);
     if (rc != CKPT_E_PERM)
-        fail_msg("restart in a foreign root: %s: %s", ckpt_errname(rc), ckpt_store_errmsg(NULL));
+        fail_msg("restart in a foreign root: %s: %s", ckpt_errname(rc), ckpt_errmsg());
     expect_perm(f->root, "owned by uid 65534", NULL);
     /* a symbolic link to it is the same directory */
     snprintf(link, sizeof link, "%s/link", f->dir);

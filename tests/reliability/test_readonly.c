@@ -154,7 +154,7 @@ static int probe_reads(void *arg, struct rel_outcome *out)
     if (become_reader(out) != 0)
         return -1000;
     if ((rc = ckpt_store_open_readonly(&st, p->root, p->rank)) != 0) {
-        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "open: %s", ckpt_errmsg());
         return rc;
     }
     if ((rc = ckpt_store_info(&info, st)) == 0 && (rc = ckpt_rtxn_begin(&tx, st)) == 0) {
@@ -162,12 +162,12 @@ static int probe_reads(void *arg, struct rel_outcome *out)
         ckpt_rtxn_end(tx);
     }
     if (rc != 0)
-        snprintf(out->msg, sizeof out->msg, "read: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "read: %s", ckpt_errmsg());
     ckpt_store_close(st);
     if (rc != 0)
         return rc;
     if ((rc = ckpt_hooks_open_readonly(&h, &o)) != 0) {
-        snprintf(out->msg, sizeof out->msg, "hooks open: %s", ckpt_store_errmsg(NULL));
+        snprintf(out->msg, sizeof out->msg, "hooks open: %s", ckpt_errmsg());
         return rc;
     }
     rc = rel_census_out(out, &c, h, p->rank, NOBJ);
@@ -184,7 +184,7 @@ static int probe_write_open(void *arg, struct rel_outcome *out)
     if (become_reader(out) != 0)
         return -1000;
     int rc = ckpt_hooks_restart_map(&h, &o);
-    snprintf(out->msg, sizeof out->msg, "%s", ckpt_store_errmsg(NULL));
+    snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
     if (rc == 0)
         ckpt_hooks_close(h);
     return rc;

@@ -90,7 +90,7 @@ static long census_root(const char *root, long n)
     ckpt_hooks *h;
     o.store_root = root;
     if (ckpt_hooks_open_readonly(&h, &o) != 0)
-        fail_msg("%s: %s", root, ckpt_store_errmsg(NULL));
+        fail_msg("%s: %s", root, ckpt_errmsg());
     assert_int_equal(rel_census(&c, h, 0, n), 0);
     ckpt_hooks_close(h);
     if (c.bad || c.gap || c.prefix != 1 + 4 * c.objs)
@@ -142,7 +142,7 @@ static ckpt_hooks *open_write(struct fix *f, int restart, long first, long n, ui
     ckpt_hooks *h;
     int rc = restart ? ckpt_hooks_restart_map(&h, &o) : ckpt_hooks_open(&h, &o);
     if (rc)
-        fail_msg("%s: %s", restart ? "restart" : "open", ckpt_store_errmsg(NULL));
+        fail_msg("%s: %s", restart ? "restart" : "open", ckpt_errmsg());
     assert_int_equal(rel_write_objs(h, 0, first, n, cont, NULL), 0);
     return h;
 }
@@ -179,7 +179,7 @@ static void restart_sees(struct fix *f, long objs)
     struct ckpt_hooks_opts o = opts(f);
     struct rel_census c;
     if (ckpt_hooks_restart_map(&h, &o) != 0)
-        fail_msg("restart: %s", ckpt_store_errmsg(NULL));
+        fail_msg("restart: %s", ckpt_errmsg());
     assert_int_equal(rel_census(&c, h, 0, objs + 100), 0);
     if (c.objs != objs || c.bad || c.gap)
         fail_msg("restart sees %ld objects (bad %ld, gap %d), expected %ld", c.objs, c.bad, c.gap,

@@ -111,7 +111,7 @@ size_t plm_obj_rec(uint8_t *buf, size_t cap, unsigned k, uint64_t i)
     o.tags = pad;
     o.create_time = (int64_t)i; /* the mutation that wrote it */
     size_t len = 0;
-    if (ckpt_rec_obj_encode(buf, cap, &len, &o) != 0)
+    if (ckpt_rec_obj_encode(&len, buf, cap, &o) != 0)
         return 0;
     return len;
 }
@@ -120,7 +120,7 @@ size_t plm_tag_rec(uint8_t *buf, size_t cap, uint64_t i)
 {
     struct ckpt_kvtag t = {"t", BULKI_T_UINT64, 8, &i};
     size_t len = 0;
-    if (ckpt_rec_kvtag_encode(buf, cap, &len, &t) != 0)
+    if (ckpt_rec_kvtag_encode(&len, buf, cap, &t) != 0)
         return 0;
     return len;
 }
@@ -254,7 +254,7 @@ int plm_check(ckpt_store *st, const struct plm *m, char *why, size_t wlen)
             ntag += m->tag[k][j] >= 0;
     }
     if ((rc = ckpt_rtxn_begin(&tx, st)) != 0) {
-        snprintf(why, wlen, "ckpt_rtxn_begin: %s", ckpt_store_errmsg(st));
+        snprintf(why, wlen, "ckpt_rtxn_begin: %s", ckpt_errmsg());
         return -1;
     }
     static const int dbs[] = {CKPT_DB_OBJ, CKPT_DB_OBJ_NAME, CKPT_DB_KVTAG, CKPT_DB_TAG_INDEX};
@@ -268,7 +268,7 @@ int plm_check(ckpt_store *st, const struct plm *m, char *why, size_t wlen)
         if (rc == -1)
             break;
         if (rc != 0) {
-            snprintf(why, wlen, "iterating %s: %s", ckpt_db_name(c.db), ckpt_store_errmsg(st));
+            snprintf(why, wlen, "iterating %s: %s", ckpt_db_name(c.db), ckpt_errmsg());
             rc = -1;
             break;
         }

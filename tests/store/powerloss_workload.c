@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ckpt_hooks.h" /* ckpt_rec_keys */
 #include "ckpt_store.h"
 #include "powerloss_model.h"
 
@@ -44,8 +45,8 @@ static void mark(uint64_t v, const char *what)
 static int take_id(ckpt_store *st)
 {
     uint64_t id;
-    if (ckpt_store_next_id(st, &id) != 0) {
-        fprintf(stderr, "next id: %s\n", ckpt_store_errmsg(st));
+    if (ckpt_store_next_id(&id, st) != 0) {
+        fprintf(stderr, "next id: %s\n", ckpt_errmsg());
         return 1;
     }
     mark(id, "id");
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
         struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
         ckpt_store *st;
         o.root = argv[1];
+        o.rec_keys = ckpt_rec_keys; /* the hooks' records */
         o.sync_mode = mode;
         o.commit_every = k;
         o.commit_ms = 0;
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
         o.no_powerloss_guard = guard != NULL && strcmp(guard, "off") == 0;
         mark(m.n, "pre");
         if (ckpt_store_open(&st, &o) != 0) {
-            fprintf(stderr, "open: %s\n", ckpt_store_errmsg(NULL));
+            fprintf(stderr, "open: %s\n", ckpt_errmsg());
             return 1;
         }
         mark(m.n, "commit");
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
                 mark(m.n + 1, "pre");
             if (plm_stage(st, &op) != 0) {
                 fprintf(stderr, "mutation %llu: %s\n", (unsigned long long)m.n,
-                        ckpt_store_errmsg(st));
+                        ckpt_errmsg());
                 return 1;
             }
             plm_apply(&m, &op);
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
         }
         mark(m.n, "pre");
         if (ckpt_store_close(st) != 0) {
-            fprintf(stderr, "close: %s\n", ckpt_store_errmsg(st));
+            fprintf(stderr, "close: %s\n", ckpt_errmsg());
             return 1;
         }
         mark(m.n, "commit");

@@ -7,6 +7,7 @@
 #include "store_test_util.h"
 
 #include "bulki.h"
+#include "ckpt_hooks.h" /* ckpt_rec_keys */
 
 #include <pthread.h>
 #include <sched.h>
@@ -66,8 +67,8 @@ static void test_second_writer_is_busy_readers_are_not(void **state)
     int rc = ckpt_store_open(&w2, &o);
     stu_assert_rc(rc, CKPT_E_BUSY, NULL);
     assert_null(w2);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "open for writing by another process"));
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "rank-0"));
+    assert_non_null(strstr(ckpt_errmsg(), "open for writing by another process"));
+    assert_non_null(strstr(ckpt_errmsg(), "rank-0"));
     struct ckpt_store_opts ro = o;
     ro.readonly = 1;
     r = stu_open(&ro);
@@ -212,16 +213,16 @@ static void test_open_records_rank_and_nranks(void **state)
 
     /* ids are (rank+1)*1e9 + seq and strictly increase */
     uint64_t a = 0, b = 0;
-    stu_assert_rc(ckpt_store_next_id(st, &a), 0, st);
-    stu_assert_rc(ckpt_store_next_id(st, &b), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&a, st), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&b, st), 0, st);
     assert_int_equal(a, 3000000000ull);
     assert_int_equal(b, a + 1);
     stu_assert_rc(ckpt_store_reserve_id(st, 3000000500ull), 0, st);
-    stu_assert_rc(ckpt_store_next_id(st, &a), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&a, st), 0, st);
     assert_int_equal(a, 3000000501ull);
     /* reserving below the sequence does not move it back */
     stu_assert_rc(ckpt_store_reserve_id(st, 3000000010ull), 0, st);
-    stu_assert_rc(ckpt_store_next_id(st, &a), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&a, st), 0, st);
     assert_int_equal(a, 3000000502ull);
     info = stu_info(st);
     assert_int_equal(info.id_seq, 503);
@@ -230,7 +231,7 @@ static void test_open_records_rank_and_nranks(void **state)
     /* the sequence persists across a clean close */
     o.rank = 2;
     st = stu_open(&o);
-    stu_assert_rc(ckpt_store_next_id(st, &a), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&a, st), 0, st);
     assert_int_equal(a, 3000000503ull);
     stu_close(st);
 }
@@ -248,8 +249,8 @@ static void test_open_other_rank_or_nranks_is_mismatch(void **state)
     st = (ckpt_store *)&o; /* must be reset to NULL */
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_MISMATCH, NULL);
     assert_null(st);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "rank 0 of 1"));
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "rank 0 of 2"));
+    assert_non_null(strstr(ckpt_errmsg(), "rank 0 of 1"));
+    assert_non_null(strstr(ckpt_errmsg(), "rank 0 of 2"));
 
     /* another rank: move rank-0's environment to rank-1 and open it as rank 1 */
     stu_path(from, sizeof from, dir, "rank-0");
@@ -259,8 +260,8 @@ static void test_open_other_rank_or_nranks_is_mismatch(void **state)
     o.nranks = 2;
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_MISMATCH, NULL);
     assert_null(st);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "rank 1 of 2"));
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), to));
+    assert_non_null(strstr(ckpt_errmsg(), "rank 1 of 2"));
+    assert_non_null(strstr(ckpt_errmsg(), to));
 
     /* the refused opens changed nothing: generation is still 1 */
     o.check_rank = 0;
@@ -288,14 +289,14 @@ static void test_open_missing_store_readonly_is_nostore(void **state)
     o.readonly = 1;
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_NOSTORE, NULL);
     assert_null(st);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), root));
+    assert_non_null(strstr(ckpt_errmsg(), root));
     assert_false(tu_exists(root)); /* read-only creates nothing */
 
     /* writable without create: also NOSTORE, nothing created */
     o.readonly = 0;
     o.create = 0;
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_NOSTORE, NULL);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), root));
+    assert_non_null(strstr(ckpt_errmsg(), root));
     assert_false(tu_exists(root));
 
     /* the root exists but holds another rank only */
@@ -307,7 +308,7 @@ static void test_open_missing_store_readonly_is_nostore(void **state)
     o.rank = 0;
     o.readonly = 1;
     stu_assert_rc(ckpt_store_open(&st, &o), CKPT_E_NOSTORE, NULL);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), root));
+    assert_non_null(strstr(ckpt_errmsg(), root));
 }
 
 static void test_open_rejects_bad_options(void **state)
@@ -365,7 +366,7 @@ static void test_info_counts_mutations_and_commits(void **state)
     stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_OBJ, k, 8, "v", 1), CKPT_E_READONLY, st);
     stu_assert_rc(ckpt_store_checkpoint(st), CKPT_E_READONLY, st);
     uint64_t id;
-    stu_assert_rc(ckpt_store_next_id(st, &id), CKPT_E_READONLY, st);
+    stu_assert_rc(ckpt_store_next_id(&id, st), CKPT_E_READONLY, st);
     stu_close(st);
 }
 
@@ -579,7 +580,7 @@ static void test_discard_drops_staged_and_leaves_unclean(void **state)
     stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
     put_i(st, 2);
     uint64_t last_id = 0;
-    stu_assert_rc(ckpt_store_next_id(st, &last_id), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&last_id, st), 0, st);
     ckpt_store_discard(st);
     ckpt_store_discard(NULL);
 
@@ -596,7 +597,7 @@ static void test_discard_drops_staged_and_leaves_unclean(void **state)
     o.readonly = 0;
     st = stu_open(&o);
     uint64_t id = 0;
-    stu_assert_rc(ckpt_store_next_id(st, &id), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&id, st), 0, st);
     assert_true(id > last_id);
     assert_int_equal(stu_info(st).generation, 2);
     stu_close(st);
@@ -658,8 +659,8 @@ static void test_failed_commit_keeps_the_batch_staged(void **state)
     /* LMDB reports a short write as EIO, a refused one as EFBIG */
     if (rc != CKPT_E_NOSPACE && rc != CKPT_E_IO)
         fail_msg("checkpoint over the file size limit: %s (%s)", ckpt_errname(rc),
-                 ckpt_store_errmsg(st));
-    assert_non_null(strstr(ckpt_store_errmsg(st), "staged"));
+                 ckpt_errmsg());
+    assert_non_null(strstr(ckpt_errmsg(), "staged"));
     assert_int_equal(ckpt_store_pending(st), 1000);
     assert_objs(st, 100);
     /* new mutations are still accepted, and the retry commits everything */
@@ -677,7 +678,7 @@ static void test_failed_commit_keeps_the_batch_staged(void **state)
     set_fsize_limit(saved.rlim_cur);
     if (rc != CKPT_E_NOSPACE && rc != CKPT_E_IO)
         fail_msg("close over the file size limit: %s (%s)", ckpt_errname(rc),
-                 ckpt_store_errmsg(st));
+                 ckpt_errmsg());
     assert_int_equal(ckpt_store_pending(st), 1000);
     assert_objs(st, 1200);
     stu_close(st);
@@ -719,7 +720,7 @@ static void *writer_main(void *arg)
         c->rc = ckpt_store_put_raw(c->st, CKPT_DB_OBJ, k, 8, val, sizeof val);
         if (c->rc == 0 && j % 97 == 0) {
             uint64_t id;
-            c->rc = ckpt_store_next_id(c->st, &id);
+            c->rc = ckpt_store_next_id(&id, c->st);
         }
     }
     atomic_fetch_sub(c->writers_left, 1);
@@ -857,6 +858,87 @@ static void test_sync_modes_data_survives_close(void **state)
 }
 
 /* Store and codec codes do not overlap, and each names itself. */
+/* The options' size field: 0 and sizes below the first version or above
+ * this header's are refused, naming the macro to initialize with; a caller
+ * built against the first version (a struct that ends before rec_keys, here
+ * exactly that many bytes on the heap, so ASan sees a read past it) opens,
+ * and the fields it lacks take their defaults (no rec_keys: object puts
+ * are refused). */
+static void test_open_options_size(void **state)
+{
+    ckpt_store *st = NULL;
+    struct ckpt_store_opts o = stu_opts(stu_dir(state));
+    assert_int_equal(o.size, sizeof o);
+    o.size = 0;
+    assert_int_equal(ckpt_store_open(&st, &o), CKPT_E_INVAL);
+    assert_null(st);
+    assert_non_null(strstr(ckpt_errmsg(), "CKPT_STORE_OPTS_INIT"));
+    o.size = CKPT_STORE_OPTS_SIZE_V1 - 1;
+    assert_int_equal(ckpt_store_open(&st, &o), CKPT_E_INVAL);
+    o.size = sizeof o + 8;
+    assert_int_equal(ckpt_store_open(&st, &o), CKPT_E_INVAL);
+    assert_null(st);
+
+    o.size = CKPT_STORE_OPTS_SIZE_V1;
+    o.rec_keys = ckpt_rec_keys; /* past the old struct: must not be read */
+    void *old = malloc(CKPT_STORE_OPTS_SIZE_V1);
+    assert_non_null(old);
+    memcpy(old, &o, CKPT_STORE_OPTS_SIZE_V1);
+    stu_assert_rc(ckpt_store_open(&st, old), 0, NULL);
+    free(old);
+    assert_int_equal(ckpt_store_put_obj(st, 1, "x", 1, 0, "x", 1), CKPT_E_INVAL);
+    stu_assert_rc(ckpt_store_put_kvtag(st, 1, "x", 1, "x", 1), 0, st);
+    stu_close(st);
+}
+
+struct errmsg_thread {
+    ckpt_store *st;
+    pthread_barrier_t *bar;
+    int put_rc, clobbered;
+    char msg[512];
+};
+
+/* Fails with a message of its own, lets the other thread fail, then reads
+ * its message again. */
+static void *errmsg_thread(void *p)
+{
+    struct errmsg_thread *t = p;
+    t->put_rc = ckpt_store_put_raw(t->st, CKPT_DB_ID_HOME, "k", 0, "v", 1); /* empty key */
+    snprintf(t->msg, sizeof t->msg, "%s", ckpt_errmsg());
+    pthread_barrier_wait(t->bar);
+    pthread_barrier_wait(t->bar);
+    t->clobbered = strcmp(t->msg, ckpt_errmsg()) != 0;
+    return NULL;
+}
+
+/* The error model: the message is the calling thread's, whatever handle;
+ * another thread's failure on the same handle (or a failed open, with no
+ * handle) does not replace it. */
+static void test_errmsg_is_per_thread(void **state)
+{
+    struct ckpt_store_opts o = stu_opts(stu_dir(state));
+    ckpt_store *st = stu_open(&o), *none = NULL;
+    pthread_barrier_t bar;
+    pthread_t th;
+    struct errmsg_thread t = {st, &bar, 0, 0, ""};
+    pthread_barrier_init(&bar, NULL, 2);
+    assert_int_equal(pthread_create(&th, NULL, errmsg_thread, &t), 0);
+    pthread_barrier_wait(&bar); /* the thread failed and kept its message */
+    /* this thread fails twice meanwhile: on the same handle, then an open */
+    assert_int_equal(ckpt_store_put_obj(st, 1, NULL, 0, 0, "x", 1), CKPT_E_INVAL);
+    assert_non_null(strstr(ckpt_errmsg(), "object name missing"));
+    struct ckpt_store_opts bad = stu_opts(NULL);
+    assert_int_equal(ckpt_store_open(&none, &bad), CKPT_E_INVAL);
+    assert_non_null(strstr(ckpt_errmsg(), "store options"));
+    pthread_barrier_wait(&bar);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    pthread_barrier_destroy(&bar);
+    assert_int_equal(t.put_rc, CKPT_E_INVAL);
+    assert_int_equal(t.clobbered, 0); /* its message was still its own */
+    assert_non_null(strstr(t.msg, "id_home key of 0 bytes"));
+    stu_close(st);
+}
+
 static void test_error_codes_are_apart(void **state)
 {
     (void)state;
@@ -877,6 +959,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_codes_are_apart),
+        cmocka_unit_test_setup_teardown(test_open_options_size, stu_setup, stu_teardown),
+        cmocka_unit_test_setup_teardown(test_errmsg_is_per_thread, stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_rank_dir_and_meta, stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_open_records_rank_and_nranks, stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_open_other_rank_or_nranks_is_mismatch, stu_setup,

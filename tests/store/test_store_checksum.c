@@ -63,7 +63,7 @@ static void raw_put(const char *root, const char *db, const void *key, size_t kl
 
 static void assert_msg_has(const ckpt_store *st, const char *needle)
 {
-    const char *m = ckpt_store_errmsg(st);
+    const char *m = ckpt_errmsg();
     if (strstr(m, needle) == NULL)
         fail_msg("message \"%s\" lacks \"%s\"", m, needle);
 }
@@ -114,8 +114,8 @@ static void make_store(const char *root, uint64_t *id1, uint64_t *id2)
     ckpt_store *st = stu_open(&o);
     uint8_t rec[512];
     size_t n;
-    stu_assert_rc(ckpt_store_next_id(st, id1), 0, st);
-    stu_assert_rc(ckpt_store_next_id(st, id2), 0, st);
+    stu_assert_rc(ckpt_store_next_id(id1, st), 0, st);
+    stu_assert_rc(ckpt_store_next_id(id2, st), 0, st);
     n = stu_obj_rec(rec, sizeof rec, "first", 5, 0, 0, 1, 20);
     stu_assert_rc(ckpt_store_put_obj(st, *id1, "first", 5, 0, rec, n), 0, st);
     n = stu_obj_rec(rec, sizeof rec, "second", 6, 0, 0, 2, 20);

@@ -85,7 +85,7 @@ static int child_main(const char *root, uint64_t start, int ready_fd, struct sha
     uint64_t t0 = stu_now_ms();
     for (uint64_t i = start;; i++) {
         uint64_t id = 0;
-        if (ckpt_store_next_id(st, &id) != 0)
+        if (ckpt_store_next_id(&id, st) != 0)
             return 22;
         atomic_store(&sh->max_id, id);
         size_t len = encode_rec(rec, sizeof rec, i, id);
@@ -165,7 +165,7 @@ static uint64_t verify_prefix(ckpt_store *st, uint64_t *max_last_id)
 
     /* the name index holds exactly the put_obj mutations of the prefix */
     uint64_t entries = 0;
-    stu_assert_rc(ckpt_db_stat(tx, CKPT_DB_OBJ_NAME, &entries, NULL), 0, st);
+    stu_assert_rc(ckpt_db_stat(&entries, NULL, tx, CKPT_DB_OBJ_NAME), 0, st);
     assert_int_equal(entries, count_obj_ops_below(m));
     char name[48];
     uint64_t last_obj = m;
@@ -283,7 +283,7 @@ static void test_sigkill_leaves_a_committed_prefix(void **state)
 
         /* ids: nothing handed out before the crash comes back */
         uint64_t id = 0;
-        stu_assert_rc(ckpt_store_next_id(st, &id), 0, st);
+        stu_assert_rc(ckpt_store_next_id(&id, st), 0, st);
         assert_true(id > max_id_ever);
         assert_true(id > max_last_id);
         if (id > max_id_ever)

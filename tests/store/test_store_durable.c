@@ -81,7 +81,7 @@ static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, ui
         struct ckpt_store_opts o = opts(root, mode);
         ckpt_store *st;
         close(pfd[0]);
-        if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(st, &id) != 0)
+        if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(&id, st) != 0)
             _exit(20);
         put_range(st, from, to);
         if ((to > from && ckpt_store_checkpoint(st) != 0) ||
@@ -147,13 +147,13 @@ static void test_power_loss_rolls_back_to_the_last_sync(void **state)
     setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
     int rc = ckpt_store_open_readonly(&st, root, 0);
     stu_assert_rc(rc, CKPT_E_CORRUPT, NULL);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "not closed before the machine restarted"));
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "open it for writing once"));
+    assert_non_null(strstr(ckpt_errmsg(), "not closed before the machine restarted"));
+    assert_non_null(strstr(ckpt_errmsg(), "open it for writing once"));
 
     st = stu_open(&o);
     assert_holds(st, 10); /* the close of the first session */
     uint64_t next = 0;
-    stu_assert_rc(ckpt_store_next_id(st, &next), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&next, st), 0, st);
     assert_true(next > id); /* ids handed out after the sync are not handed out again */
     put_range(st, 10, 12);
     stu_close(st);
@@ -197,7 +197,7 @@ static void test_machine_crash_right_after_a_restart(void **state)
     ckpt_store *st = stu_open(&o);
     assert_holds(st, 10);
     uint64_t next = 0;
-    stu_assert_rc(ckpt_store_next_id(st, &next), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&next, st), 0, st);
     assert_true(next > id);
     stu_close(st);
     unsetenv("PDC_CKPT_TEST_BOOT_ID");

@@ -172,7 +172,7 @@ static int try_open(void **state, int readonly)
 
 static void assert_msg_has(const char *needle)
 {
-    const char *msg = ckpt_store_errmsg(NULL);
+    const char *msg = ckpt_errmsg();
     if (strstr(msg, needle) == NULL)
         fail_msg("message \"%s\" lacks \"%s\"", msg, needle);
 }
@@ -283,7 +283,7 @@ static void test_damaged_meta_is_corrupt(void **state)
     for (int ro = 0; ro <= 1; ro++) {
         int rc = try_open(state, ro);
         if (rc != CKPT_E_CORRUPT)
-            fail_msg("meta without rank: %s (%s)", ckpt_errname(rc), ckpt_store_errmsg(NULL));
+            fail_msg("meta without rank: %s (%s)", ckpt_errname(rc), ckpt_errmsg());
         assert_msg_has("meta");
     }
     /* not a BULKI doc at all */
@@ -395,7 +395,7 @@ static void test_garbage_data_file_is_corrupt(void **state)
             int rc = try_open(state, ro);
             if (rc != CKPT_E_CORRUPT)
                 fail_msg("garbage of %zu bytes, ro %d: %s (%s)", sizes[s], ro, ckpt_errname(rc),
-                         ckpt_store_errmsg(NULL));
+                         ckpt_errmsg());
             assert_msg_has("data.mdb");
         }
         /* the garbage is left as it was */
@@ -408,7 +408,7 @@ static void test_garbage_data_file_is_corrupt(void **state)
     write_file(data, buf, 65536);
     int rc = try_open(state, 0);
     if (rc != CKPT_E_CORRUPT)
-        fail_msg("zeros: %s (%s)", ckpt_errname(rc), ckpt_store_errmsg(NULL));
+        fail_msg("zeros: %s (%s)", ckpt_errname(rc), ckpt_errmsg());
     free(buf);
 }
 
@@ -437,7 +437,7 @@ static void test_garbage_after_valid_header_does_not_crash_open(void **state)
      * requirement is an error code and no crash (signal) */
     int rc = try_open(state, 1);
     print_message("open of a store with garbage pages: %s (%s)\n", ckpt_errname(rc),
-                  ckpt_store_errmsg(NULL));
+                  ckpt_errmsg());
     assert_true(rc == CKPT_E_CORRUPT || rc == CKPT_E_NOTSTORE || rc == CKPT_E_LMDB);
 }
 

@@ -32,7 +32,7 @@ static void put_objs(ckpt_store *st, uint64_t from, uint64_t to, size_t *bytes)
         int rc = ckpt_store_put_obj(st, i, name, n, (int32_t)(i % 100), rec, len);
         if (rc != 0) {
             print_error("put_obj %llu: %s (%s)\n", (unsigned long long)i, ckpt_errname(rc),
-                        ckpt_store_errmsg(st));
+                        ckpt_errmsg());
             assert_int_not_equal(rc, CKPT_E_MAP_FULL);
             assert_int_equal(rc, 0);
         }

@@ -149,14 +149,14 @@ static int child_full_disk(const char *root, const char *pend)
         return 13;
     int rc = ckpt_store_close(st);
     if (rc != CKPT_E_NOSPACE && rc != CKPT_E_IO) {
-        fprintf(stderr, "close: %s %s\n", ckpt_errname(rc), ckpt_store_errmsg(st));
+        fprintf(stderr, "close: %s %s\n", ckpt_errname(rc), ckpt_errmsg());
         return 14;
     }
     if (ckpt_store_pending(st) != NEW_OPS)
         return 15;
     /* the pending file is written under the same limit: it fits */
     if ((rc = ckpt_store_pending_export(st, pend, &n)) != 0) {
-        fprintf(stderr, "export: %s %s\n", ckpt_errname(rc), ckpt_store_errmsg(st));
+        fprintf(stderr, "export: %s %s\n", ckpt_errname(rc), ckpt_errmsg());
         return 16;
     }
     if (n != NEW_OPS)
@@ -204,7 +204,7 @@ static void test_full_disk_export_replay(void **state)
     check_all(st);
     /* the id sequence stays ahead of every replayed id */
     uint64_t id;
-    stu_assert_rc(ckpt_store_next_id(st, &id), 0, st);
+    stu_assert_rc(ckpt_store_next_id(&id, st), 0, st);
     assert_true(id > CKPT_ID_BASE + BIG_ID_OFF);
     stu_close(st);
 
@@ -250,9 +250,9 @@ static void expect_refused(ckpt_store *st, const char *pend, const uint8_t *b, s
     size_t got = 99;
     int rc = ckpt_store_pending_replay(st, pend, &got);
     if (rc != CKPT_E_CORRUPT)
-        fail_msg("%s: got %s (%s)", why, ckpt_errname(rc), ckpt_store_errmsg(st));
+        fail_msg("%s: got %s (%s)", why, ckpt_errname(rc), ckpt_errmsg());
     assert_int_equal(got, 0);
-    const char *msg = ckpt_store_errmsg(st);
+    const char *msg = ckpt_errmsg();
     assert_non_null(strstr(msg, pend));
     snprintf(off, sizeof off, "at offset ");
     if (strstr(msg, off) == NULL)
@@ -334,6 +334,16 @@ static void test_damaged_refused(void **state)
     stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, st);
     stu_assert_rc(ckpt_store_pending_replay(st, pend, NULL), CKPT_E_READONLY, st);
     ckpt_store_close(st);
+
+    /* a writer without rec_keys cannot apply the file's object ops */
+    struct ckpt_store_opts nk = o;
+    nk.rec_keys = NULL;
+    st = stu_open(&nk);
+    stu_assert_rc(ckpt_store_pending_replay(st, pend, NULL), CKPT_E_INVAL, st);
+    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
+    assert_int_equal(ckpt_store_pending(st), 0);
+    ckpt_store_discard(st);
+    ckpt_store_wait_closed();
 
     /* the good file still replays after all the refusals */
     st = stu_open(&o);

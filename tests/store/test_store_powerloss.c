@@ -418,7 +418,7 @@ static int check_seen(ckpt_store *st, const struct seen *s, uint64_t seed, const
     if (ckpt_store_info(&info, st) != 0) {
         v->bad = s->bad_info;
         snprintf(v->why, sizeof v->why, "%s: ckpt_store_info: %s", s->info_who,
-                 ckpt_store_errmsg(st));
+                 ckpt_errmsg());
         return -1;
     }
     *m = (int64_t)info.mutations;
@@ -449,10 +449,10 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
         ckpt_store_close(st);
         if (bad)
             return;
-    } else if (v->reader_rc > 0 || v->reader_rc < -22 || ckpt_store_errmsg(NULL)[0] == 0) {
+    } else if (v->reader_rc > 0 || v->reader_rc < -22 || ckpt_errmsg()[0] == 0) {
         v->bad = 3;
         snprintf(v->why, sizeof v->why, "reader refused with rc %d and message \"%s\"", v->reader_rc,
-                 ckpt_store_errmsg(NULL));
+                 ckpt_errmsg());
         return;
     }
     /* then as a restart opens it */
@@ -464,7 +464,7 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
     v->writer_rc = ckpt_store_open(&st, &o);
     if (v->writer_rc != 0) {
         snprintf(v->why, sizeof v->why, "writer refused (%s): %s", ckpt_errname(v->writer_rc),
-                 ckpt_store_errmsg(NULL));
+                 ckpt_errmsg());
         if (lo >= 0 || v->writer_rc > 0 || v->writer_rc < -22)
             v->bad = 4;
         return;
@@ -475,11 +475,11 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
         return;
     }
     uint64_t id = 0;
-    int rc = ckpt_store_next_id(st, &id);
+    int rc = ckpt_store_next_id(&id, st);
     if (rc != 0 || id <= max_id) {
         v->bad = 8;
         if (rc != 0)
-            snprintf(v->why, sizeof v->why, "restart: next id: %s", ckpt_store_errmsg(st));
+            snprintf(v->why, sizeof v->why, "restart: next id: %s", ckpt_errmsg());
         else
             snprintf(v->why, sizeof v->why, "restart: new id %llu, but the workload was handed "
                      "id %llu before the crash: handed out twice", (unsigned long long)id,
@@ -490,7 +490,7 @@ static void child_check(const char *dir, int mode, uint64_t seed, int64_t lo, in
     v->close_rc = ckpt_store_close(st);
     if (v->close_rc != 0) {
         v->bad = 7;
-        snprintf(v->why, sizeof v->why, "close after the restart: %s", ckpt_store_errmsg(st));
+        snprintf(v->why, sizeof v->why, "close after the restart: %s", ckpt_errmsg());
     }
     ckpt_store_wait_closed();
 }

@@ -59,14 +59,14 @@ static void test_root_lock_against_a_writer(void **state)
     assert_int_equal(fd, -1);
     snprintf(want, sizeof want, "/rank-1: the store is open for writing by another process (pid %ld)",
              pid);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), want));
+    assert_non_null(strstr(ckpt_errmsg(), want));
 
     stu_close(st1);
     assert_int_equal(ckpt_root_lock(&fd, root), 0);
     assert_true(fd >= 0);
     assert_int_equal(ckpt_store_open(&again, &o0), CKPT_E_BUSY);
     assert_null(again);
-    assert_non_null(strstr(ckpt_store_errmsg(NULL), "locked by another process that replaces or "
+    assert_non_null(strstr(ckpt_errmsg(), "locked by another process that replaces or "
                                                     "re-homes it (pid"));
     /* readers are never kept out */
     assert_int_equal(ckpt_store_open_readonly(&again, root, 0), 0);
@@ -140,12 +140,12 @@ static void test_strays(void **state)
     assert_int_equal(ckpt_root_strays(root, 0, NULL, NULL), 3);
 
     assert_int_equal(ckpt_root_check(root, 2), CKPT_E_EXISTS);
-    const char *m = ckpt_store_errmsg(NULL);
+    const char *m = ckpt_errmsg();
     assert_non_null(strstr(m, "4 entries that are not part of this 2-rank store"));
     assert_non_null(strstr(m, "rank-2 (a rank directory beyond the store's 2 ranks)"));
     assert_non_null(strstr(m, "nothing was changed: remove them (rm -r"));
     assert_int_equal(ckpt_root_check(root, 3), CKPT_E_EXISTS); /* rank-2 fits 3 ranks */
-    assert_null(strstr(ckpt_store_errmsg(NULL), "rank-2 ("));
+    assert_null(strstr(ckpt_errmsg(), "rank-2 ("));
 }
 
 static void test_rank_of_name(void **state)

@@ -532,7 +532,7 @@ static void test_tag_index_run_below_between_and_above_stored_owners(void **stat
     stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, sizeof key - 1, NULL, 0), 0, st);
     stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_TAG_INDEX, key, sizeof key, NULL, 0), CKPT_E_INVAL,
                   st);
-    assert_non_null(strstr(ckpt_store_errmsg(st), "kvtag_name entries are a name key (at most"));
+    assert_non_null(strstr(ckpt_errmsg(), "kvtag_name entries are a name key (at most"));
     checkpoint(st);
     stu_collect_db(&l, st, CKPT_DB_TAG_INDEX, NULL, 0); /* m, n, then it */
     assert_int_equal(l.n, 13);
@@ -958,7 +958,7 @@ static void test_iter_callback_can_stop(void **state)
     assert_int_equal(ckpt_iter(tx, CKPT_DB_REGION, NULL, 0, stop_after_three, &n), 42);
     assert_int_equal(n, 3);
     uint64_t entries = 0;
-    stu_assert_rc(ckpt_db_stat(tx, CKPT_DB_REGION, &entries, NULL), 0, st);
+    stu_assert_rc(ckpt_db_stat(&entries, NULL, tx, CKPT_DB_REGION), 0, st);
     assert_int_equal(entries, 10);
     ckpt_rtxn_end(tx);
     stu_close(st);
@@ -1130,12 +1130,12 @@ static void test_name_of_4097_bytes_is_too_long(void **state)
     uint8_t rec[REC_CAP];
     size_t len = stu_obj_rec(rec, sizeof rec, "x", 1, 0, 0, 1, 0);
     stu_assert_rc(ckpt_store_put_obj(st, 1, name, 4097, 0, rec, len), CKPT_E_NAMETOOLONG, st);
-    assert_non_null(strstr(ckpt_store_errmsg(st), "4097"));
-    assert_non_null(strstr(ckpt_store_errmsg(st), "object"));
+    assert_non_null(strstr(ckpt_errmsg(), "4097"));
+    assert_non_null(strstr(ckpt_errmsg(), "object"));
     stu_assert_rc(ckpt_store_put_cont(st, 1, name, 4097, rec, len), CKPT_E_NAMETOOLONG, st);
-    assert_non_null(strstr(ckpt_store_errmsg(st), "container"));
+    assert_non_null(strstr(ckpt_errmsg(), "container"));
     stu_assert_rc(ckpt_store_put_kvtag(st, 1, name, 4097, rec, len), CKPT_E_NAMETOOLONG, st);
-    assert_non_null(strstr(ckpt_store_errmsg(st), "kvtag"));
+    assert_non_null(strstr(ckpt_errmsg(), "kvtag"));
     stu_assert_rc(ckpt_store_del_kvtag(st, 1, name, 4097), CKPT_E_NAMETOOLONG, st);
     stu_assert_rc(ckpt_store_put_obj(st, 1, name, 100000, 0, rec, len), CKPT_E_NAMETOOLONG, st);
     assert_int_equal(ckpt_store_pending(st), 0);
@@ -1161,7 +1161,7 @@ static void test_name_with_embedded_nul_is_invalid(void **state)
     uint8_t rec[REC_CAP];
     size_t len = stu_obj_rec(rec, sizeof rec, "ab", 2, 0, 0, 1, 0);
     stu_assert_rc(ckpt_store_put_obj(st, 1, name, 5, 0, rec, len), CKPT_E_INVAL, st);
-    assert_non_null(strstr(ckpt_store_errmsg(st), "NUL"));
+    assert_non_null(strstr(ckpt_errmsg(), "NUL"));
     stu_assert_rc(ckpt_store_put_cont(st, 1, name, 5, rec, len), CKPT_E_INVAL, st);
     stu_assert_rc(ckpt_store_put_kvtag(st, 1, name, 5, rec, len), CKPT_E_INVAL, st);
     stu_assert_rc(ckpt_store_del_kvtag(st, 1, name, 5), CKPT_E_INVAL, st);
@@ -1189,6 +1189,107 @@ static void test_name_with_embedded_nul_is_invalid(void **state)
     stu_close(st);
 }
 
+/* The store treats records as opaque: with a keys function of its own, a
+ * caller can store records that are not BULKI at all ("name;ts;cont"), and
+ * renames, deletes (name entry and membership) and long-name lookups work
+ * from the keys it gives. Without a keys function, the puts and deletes
+ * that need one are refused with a message naming it. */
+static int text_keys(struct ckpt_rec_keys *k, int db, const void *rec, size_t len)
+{
+    const char *r = rec, *semi = memchr(r, ';', len);
+    memset(k, 0, sizeof *k);
+    if (semi == NULL || (db != CKPT_DB_OBJ && db != CKPT_DB_CONT))
+        return CKPT_E_RECORD;
+    char tail[64];
+    size_t tl = len - (size_t)(semi + 1 - r);
+    if (tl >= sizeof tail)
+        return CKPT_E_RECORD;
+    memcpy(tail, semi + 1, tl);
+    tail[tl] = 0;
+    long ts;
+    unsigned long long cont;
+    if (sscanf(tail, "%ld;%llu", &ts, &cont) != 2)
+        return CKPT_E_RECORD;
+    k->name = r;
+    k->nlen = (size_t)(semi - r);
+    k->ts = (int32_t)ts;
+    k->cont_id = cont;
+    return 0;
+}
+
+static void put_text_obj(ckpt_store *st, uint64_t id, const char *name, int32_t ts, uint64_t cont)
+{
+    char rec[5000];
+    int n = snprintf(rec, sizeof rec, "%s;%d;%llu", name, (int)ts, (unsigned long long)cont);
+    assert_true(n > 0 && (size_t)n < sizeof rec);
+    stu_assert_rc(ckpt_store_put_obj(st, id, name, strlen(name), ts, rec, (size_t)n), 0, st);
+}
+
+static void test_records_are_opaque_keys_come_from_the_caller(void **state)
+{
+    struct ckpt_store_opts o = stu_opts(stu_dir(state));
+    o.commit_every = 0;
+    o.commit_ms = 0;
+    o.rec_keys = text_keys;
+    ckpt_store *st = stu_open(&o);
+    uint64_t id = 0, member = 1001;
+    const char *crec = "cont;0;0";
+    ckpt_rtxn *tx;
+    ckpt_val v;
+
+    stu_assert_rc(ckpt_store_put_cont(st, 5001, "cont", 4, crec, strlen(crec)), 0, st);
+    stu_assert_rc(ckpt_store_cont_add(st, 5001, &member, 1), 0, st);
+    put_text_obj(st, 1001, "old", 3, 5001);
+    checkpoint(st);
+    put_text_obj(st, 1001, "new", 3, 5001); /* a rename: the old entry goes */
+    checkpoint(st);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, "old", 3, 3), CKPT_E_NOTFOUND);
+    stu_assert_rc(ckpt_get_obj_by_name(&id, &v, tx, "new", 3, 3), 0, st);
+    assert_int_equal(id, 1001);
+    ckpt_rtxn_end(tx);
+    assert_int_equal(stu_count(st, CKPT_DB_OBJ_NAME), 1);
+    assert_int_equal(stu_count(st, CKPT_DB_CONT_OBJ), 1);
+
+    /* the delete finds the name entry and the membership from the keys */
+    stu_assert_rc(ckpt_store_del_obj(st, 1001), 0, st);
+    checkpoint(st);
+    assert_int_equal(stu_count(st, CKPT_DB_OBJ_NAME), 0);
+    assert_int_equal(stu_count(st, CKPT_DB_CONT_OBJ), 0);
+
+    /* long (hashed) names are told apart by the name the keys give */
+    char *a = stu_name(1000, 1), *b = stu_name(1000, 1);
+    b[999] = b[999] == 'x' ? 'y' : 'x'; /* same prefix, another name */
+    put_text_obj(st, 1002, a, 0, 0);
+    checkpoint(st);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    stu_assert_rc(ckpt_get_obj_by_name(&id, &v, tx, a, 1000, 0), 0, st);
+    assert_int_equal(id, 1002);
+    assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, b, 1000, 0), CKPT_E_NOTFOUND);
+    ckpt_rtxn_end(tx);
+    stu_close(st);
+
+    /* no keys function: refused, naming what is missing; nothing staged */
+    o.rec_keys = NULL;
+    o.create = 0;
+    st = stu_open(&o);
+    assert_int_equal(ckpt_store_put_obj(st, 1003, "x", 1, 0, "x;0;0", 5), CKPT_E_INVAL);
+    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
+    assert_int_equal(ckpt_store_del_cont(st, 5001), CKPT_E_INVAL);
+    assert_int_equal(ckpt_store_pending(st), 0);
+    /* and a long-name lookup cannot check the name */
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, a, 1000, 0), CKPT_E_INVAL);
+    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
+    /* short names need no keys */
+    stu_assert_rc(ckpt_get_cont_by_name(&id, &v, tx, "cont", 4), 0, st);
+    assert_int_equal(id, 5001);
+    ckpt_rtxn_end(tx);
+    stu_close(st);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, stu_setup, stu_teardown)
@@ -1210,6 +1311,7 @@ int main(void)
         T(test_long_names_sharing_a_prefix_are_distinct),
         T(test_name_of_4097_bytes_is_too_long),
         T(test_name_with_embedded_nul_is_invalid),
+        T(test_records_are_opaque_keys_come_from_the_caller),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

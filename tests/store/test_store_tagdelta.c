@@ -419,7 +419,7 @@ static void test_damaged_chunk(void **state)
     memset(&l, 0, sizeof l);
     stu_assert_rc(ckpt_rtxn_begin(&tx, ro), 0, ro);
     assert_int_equal(ckpt_iter_tagged(tx, "a", 1, stu_collect, &l), CKPT_E_CORRUPT);
-    const char *msg = ckpt_store_errmsg(ro);
+    const char *msg = ckpt_errmsg();
     if (strstr(msg, "kvtag_delta") == NULL || strstr(msg, "chunk 1") == NULL ||
         strstr(msg, "data.mdb") == NULL)
         fail_msg("the message does not say where: %s", msg);
@@ -432,7 +432,7 @@ static void test_damaged_chunk(void **state)
     ckpt_store *w = NULL;
     assert_int_equal(ckpt_store_open(&w, &o), CKPT_E_CORRUPT);
     assert_null(w);
-    msg = ckpt_store_errmsg(NULL);
+    msg = ckpt_errmsg();
     if (strstr(msg, "kvtag_delta") == NULL || strstr(msg, "chunk 1") == NULL)
         fail_msg("the writer's refusal does not say where: %s", msg);
 }

@@ -71,7 +71,7 @@ static int load(struct bench_record *out, const uint8_t *buf, size_t len, int on
     f.n = 0;
     if (onepass) {
         bulki_map_iter_init(&it, &f.m);
-        while (f.n < NFIELDS && (rc = bulki_map_next(&it, &k, &e)) == 1) {
+        while (f.n < NFIELDS && (rc = bulki_map_next(&k, &e, &it)) == 1) {
             f.key[f.n] = (const char *)k.payload;
             f.klen[f.n] = k.payload_len;
             f.val[f.n++] = e;

@@ -122,7 +122,7 @@ struct run {
 
 static int fail(const char *what, int rc)
 {
-    const char *msg = ckpt_hooks_errmsg(NULL);
+    const char *msg = ckpt_errmsg();
     fprintf(stderr, "hook-cost-bench: %s: %s: %s\n", what, ckpt_errname(rc),
             msg && *msg ? msg : ckpt_strerror(rc));
     return 1;
@@ -141,7 +141,7 @@ static int obj_create(ckpt_hooks *h, uint64_t cont_id, const char *name, uint64_
 {
     struct ckpt_obj o;
     int rc;
-    if ((rc = ckpt_hook_new_id(h, id)) != 0)
+    if ((rc = ckpt_hook_new_id(id, h)) != 0)
         return rc;
     obj_fill(&o, *id, cont_id, name);
     return ckpt_hook_obj_create(h, &o);
@@ -279,7 +279,7 @@ static void encode_cost(size_t reps, double *obj_ns, double *kvtag_ns)
     snprintf(name, sizeof name, "o%d", 4242);
     for (size_t i = 0; i < reps; i++) {
         obj_fill(&o, 1000000000u + i, 1, name);
-        ckpt_rec_obj_encode(buf, sizeof buf, &len, &o);
+        ckpt_rec_obj_encode(&len, buf, sizeof buf, &o);
         sink += len;
     }
     *obj_ns = (thread_ns() - t0) / (double)reps;
@@ -287,7 +287,7 @@ static void encode_cost(size_t reps, double *obj_ns, double *kvtag_ns)
     for (size_t i = 0; i < reps; i++) {
         uint64_t v = i;
         struct ckpt_kvtag t = {"t42", PDC_UINT64_CODE, sizeof v, &v};
-        ckpt_rec_kvtag_encode(buf, sizeof buf, &len, &t);
+        ckpt_rec_kvtag_encode(&len, buf, sizeof buf, &t);
         sink += len;
     }
     *kvtag_ns = (thread_ns() - t0) / (double)reps;

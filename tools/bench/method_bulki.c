@@ -544,7 +544,7 @@ static int bk_rebuild(model_server *m, const char *root, int rank, int nranks,
         goto done;
     }
     bulki_map_iter_init(&it, &top);
-    while (rc == 0 && (n = bulki_map_next(&it, &k, &v)) == 1) {
+    while (rc == 0 && (n = bulki_map_next(&k, &v, &it)) == 1) {
         const char *key;
         size_t klen;
         bulki_map rm;

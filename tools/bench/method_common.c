@@ -171,10 +171,10 @@ static int encode(enc_fn enc, const void *arg, uint8_t *buf, uint8_t **heap, siz
     return rc ? ckpt_error(rc, "record does not encode") : 0;
 }
 
-static int e_obj(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_obj_encode(b, c, l, a); }
-static int e_tag(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_kvtag_encode(b, c, l, a); }
-static int e_cont(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_cont_encode(b, c, l, a); }
-static int e_reg(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_region_encode(b, c, l, a); }
+static int e_obj(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_obj_encode(l, b, c, a); }
+static int e_tag(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_kvtag_encode(l, b, c, a); }
+static int e_cont(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_cont_encode(l, b, c, a); }
+static int e_reg(uint8_t *b, size_t c, size_t *l, const void *a) { return ckpt_rec_region_encode(l, b, c, a); }
 
 static int name_key(uint8_t *out, size_t *n, const char *name)
 {
@@ -379,7 +379,7 @@ static int bench_write(const struct wl_method_cmd *c)
     if ((rc = bench_mkdirs(c->root)) != 0 ||
         (rc = me->open(&ctx, c->root, c->rank, c->nranks, &sink)) != 0 ||
         (rc = model_create_sink(&m, c->rank, c->nranks, sink.ctx ? &sink : NULL)) != 0) {
-        wl_fail("%s open: %s", me->name, ckpt_store_errmsg(NULL));
+        wl_fail("%s open: %s", me->name, ckpt_errmsg());
         if (ctx)
             me->discard(ctx);
         ctx = NULL;
@@ -393,12 +393,12 @@ static int bench_write(const struct wl_method_cmd *c)
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     if ((rc = wl_run_stream(&c->p, m, &muts)) != 0)
-        wl_fail("workload: %s (%s)", ckpt_store_errmsg(NULL), ckpt_strerror(rc));
+        wl_fail("workload: %s (%s)", ckpt_errmsg(), ckpt_strerror(rc));
     t1 = MPI_Wtime();
     if (rc == 0) {
         rc = me->close(ctx, m, &ct);
         if (rc)
-            wl_fail("%s close: %s", me->name, ckpt_store_errmsg(NULL));
+            wl_fail("%s close: %s", me->name, ckpt_errmsg());
     } else {
         me->discard(ctx);
     }
@@ -452,7 +452,7 @@ static int bench_restart(const struct wl_method_cmd *c)
         rc = me->map(&ctx, c->root, c->rank, c->nranks);
     t1 = MPI_Wtime();
     if (rc)
-        wl_fail("%s restart: %s", me->name, ckpt_store_errmsg(NULL));
+        wl_fail("%s restart: %s", me->name, ckpt_errmsg());
     if (rc == 0 && c->rebuild && c->check) {
         char why[256];
         if ((rc = model_create_sink(&expect, c->rank, c->nranks, NULL)) == 0 &&

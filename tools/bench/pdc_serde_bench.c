@@ -244,7 +244,7 @@ static int ck_one_pass_next(struct bench_record *out, const uint8_t *buf, size_t
     if ((rc = bulki_decode_doc(&m, buf, len, NULL)) != 0)
         return rc;
     bulki_map_iter_init(&it, &m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         if (k.type != BULKI_T_STRING)
             continue;
         int f = field_of((const char *)k.payload, k.payload_len, i++);

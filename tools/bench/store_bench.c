@@ -87,7 +87,7 @@ static struct rec *make_stream(long n)
         snprintf(r[i].name, sizeof r[i].name, "tag%ld", i % 10);
         ckpt_key_u64(r[i].key, r[i].owner);
         r[i].klen = 8 + ckpt_key_name(r[i].key + 8, r[i].name, strlen(r[i].name));
-        if (ckpt_rec_kvtag_encode(r[i].val, sizeof r[i].val, &r[i].vlen, &t) != 0)
+        if (ckpt_rec_kvtag_encode(&r[i].vlen, r[i].val, sizeof r[i].val, &t) != 0)
             die("the stream", "encoding a kvtag record", EINVAL);
     }
     return r;
@@ -153,18 +153,18 @@ static void run_store(const char *root, const struct rec *r, long n, int mode, d
     o.sync_mode = mode;
     o.map_size = (size_t)64 << 20;
     if (ckpt_store_open(&st, &o)) {
-        fprintf(stderr, "store-bench: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "store-bench: %s\n", ckpt_errmsg());
         exit(1);
     }
     double t0 = now();
     for (long i = 0; i < n; i++)
         if (ckpt_store_put_kvtag(st, r[i].owner, r[i].name, strlen(r[i].name), r[i].val, r[i].vlen)) {
-            fprintf(stderr, "store-bench: %s\n", ckpt_store_errmsg(NULL));
+            fprintf(stderr, "store-bench: %s\n", ckpt_errmsg());
             exit(1);
         }
     double t1 = now();
     if (ckpt_store_close(st)) {
-        fprintf(stderr, "store-bench: %s\n", ckpt_store_errmsg(NULL));
+        fprintf(stderr, "store-bench: %s\n", ckpt_errmsg());
         exit(1);
     }
     *t_put = t1 - t0;

@@ -41,7 +41,7 @@ void errp(const char *path, const char *fmt, ...)
 
 const char *store_msg(int rc)
 {
-    const char *m = ckpt_store_errmsg(NULL);
+    const char *m = ckpt_errmsg();
     return m != NULL && m[0] != 0 ? m : ckpt_strerror(rc);
 }
 
@@ -193,6 +193,7 @@ int root_open(struct inspect_root *r, struct rank_ent *e, int report)
     o.readonly = 1;
     o.create = 0;
     o.check_rank = 0;
+    o.rec_keys = ckpt_rec_keys; /* the hooks' records: long-name lookups */
     /* A writer growing the map between LMDB's open and the first read
      * transaction makes that transaction fail (MDB_MAP_RESIZED): open
      * again, which maps the new size. */
@@ -889,7 +890,7 @@ static json_object *plain_map(const bulki_map *m, int depth)
         return NULL;
     o = json_object_new_object();
     bulki_map_iter_init(&it, m);
-    while ((rc = bulki_map_next(&it, &k, &v)) == 1) {
+    while ((rc = bulki_map_next(&k, &v, &it)) == 1) {
         const char *s;
         size_t sl;
         json_object *jv;

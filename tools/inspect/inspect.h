@@ -99,7 +99,7 @@ void root_close(struct inspect_root *r);
 /* "ckpt-inspect: PATH: message" on stderr. */
 void errp(const char *path, const char *fmt, ...) INSPECT_PRINTF(2, 3);
 void verrp(const char *path, const char *fmt, va_list ap);
-/* The store's message of the last failed call (ckpt_store_errmsg), as
+/* The store's message of the last failed call (ckpt_errmsg), as
  * "ckpt-inspect: PATH: message"; path is left out when the message already
  * starts with it. */
 void err_store(const char *path, int rc);

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
             /* a damaged store: LMDB faulting inside the store's reads
              * comes back as an error (docs/RELIABILITY.md) */
             if (ckpt_fault_guard_install() != 0)
-                fprintf(stderr, PROG ": %s\n", ckpt_store_errmsg(NULL));
+                fprintf(stderr, PROG ": %s\n", ckpt_errmsg());
             return inspect_exit(cmds[i].fn(sub_argc, sub_argv));
         }
     }

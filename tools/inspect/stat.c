@@ -59,7 +59,7 @@ static int rank_stat(struct inspect_root *r, struct rank_ent *e, struct ckpt_sto
         return rc;
     }
     for (int db = 0; db < CKPT_DB_COUNT && rc == 0; db++)
-        rc = ckpt_db_stat(tx, db, &s[db].entries, &s[db].bytes);
+        rc = ckpt_db_stat(&s[db].entries, &s[db].bytes, tx, db);
     ckpt_rtxn_end(tx);
     if (rc)
         err_store(r->path, rc);

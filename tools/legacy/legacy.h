@@ -207,7 +207,7 @@ struct legacy_import_opts {
  * ((r+1)*1e9 .. (r+2)*1e9-1), wherever the record with that id lives.
  *
  * Returns 0 or a negative CKPT_E_* code with a message in err (also set as
- * the thread's ckpt_store_errmsg(), which keeps its first 511 bytes):
+ * the thread's ckpt_errmsg(), which keeps its first 511 bytes):
  *   CKPT_E_RECORD      a file is not a consistent legacy checkpoint
  *                      ("<file>: byte <n>: ...")
  *   CKPT_E_INVAL       bad arguments, a symlink as root, or files that

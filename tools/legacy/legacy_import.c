@@ -608,7 +608,7 @@ static int hook_fail(struct ctx *c, int rc, int rank, const char *what, const ch
                      size_t off)
 {
     char store_msg[600];
-    snprintf(store_msg, sizeof store_msg, "%s", ckpt_store_errmsg(NULL));
+    snprintf(store_msg, sizeof store_msg, "%s", ckpt_errmsg());
     return ierr(c, rc, "legacy import: rank %d: writing %s from %s: byte %zu failed: %s (%s)", rank,
                 what, file, off, ckpt_strerror(rc), store_msg);
 }
@@ -721,7 +721,7 @@ static int write_rank(struct ctx *c, const char *tmp_root, int rank)
     ho.sync_mode = CKPT_SYNC_CLOSE;
     if ((rc = ckpt_hooks_open(&h, &ho)) != 0) {
         char m[600];
-        snprintf(m, sizeof m, "%s", ckpt_store_errmsg(NULL));
+        snprintf(m, sizeof m, "%s", ckpt_errmsg());
         return ierr(c, rc, "legacy import: cannot open rank %d of the new store: %s", rank, m);
     }
     /* containers of this rank */
@@ -771,7 +771,7 @@ static int write_rank(struct ctx *c, const char *tmp_root, int rank)
     }
     if ((rc = ckpt_hooks_close(h)) != 0) {
         char m[600];
-        snprintf(m, sizeof m, "%s", ckpt_store_errmsg(NULL));
+        snprintf(m, sizeof m, "%s", ckpt_errmsg());
         rc = ierr(c, rc, "legacy import: closing rank %d of the new store failed: %s", rank, m);
         goto fail;
     }

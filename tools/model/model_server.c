@@ -70,7 +70,7 @@ static size_t id_bucket(const model_server *m, uint64_t id)
 }
 
 /* The hooks as a sink. */
-static int hk_new_id(void *c, uint64_t *id) { return ckpt_hook_new_id(c, id); }
+static int hk_new_id(void *c, uint64_t *id) { return ckpt_hook_new_id(id, c); }
 static int hk_obj_put(void *c, const struct ckpt_obj *o) { return ckpt_hook_obj_create(c, o); }
 static int hk_obj_delete(void *c, uint64_t id) { return ckpt_hook_obj_delete(c, id); }
 static int hk_kvtag_put(void *c, uint64_t owner, const struct ckpt_kvtag *t)

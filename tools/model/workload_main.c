@@ -191,7 +191,7 @@ static int parse_args(struct wl_args *a, int argc, char **argv)
     }
     if (ckpt_hooks_opts_from_env(&a->hopts, a->root, sizeof a->root) != 0) {
         if (wl_rank == 0)
-            fprintf(stderr, "%s: %s\n", wl_prog, ckpt_store_errmsg(NULL));
+            fprintf(stderr, "%s: %s\n", wl_prog, ckpt_errmsg());
         return -1;
     }
     /* PDC_CKPT_DIR names the store when --store does not (not for demo,

@@ -62,7 +62,7 @@ int wl_cmd_restart(struct wl_args *a, int quiet)
     }
     t1 = MPI_Wtime();
     if (rc)
-        wl_fail("restart: %s", ckpt_store_errmsg(NULL));
+        wl_fail("restart: %s", ckpt_errmsg());
     if (rc == 0 && wl_rank == 0 && rs.recovered)
         printf("restart: an interrupted re-homing was rolled %s\n",
                rs.recovered > 0 ? "forward (completed)" : "back (undone)");
@@ -76,7 +76,7 @@ int wl_cmd_restart(struct wl_args *a, int quiet)
         /* the rank count the workload was written with: the store knows */
         struct ckpt_store_info info;
         if ((rc = ckpt_store_info(&info, ckpt_hooks_store(h))) != 0)
-            wl_fail("restart: %s", ckpt_store_errmsg(NULL));
+            wl_fail("restart: %s", ckpt_errmsg());
         else
             a->p.nranks = info.origin_nranks;
     }
@@ -98,8 +98,8 @@ int wl_cmd_restart(struct wl_args *a, int quiet)
         uint64_t id;
         int home;
         ckpt_hooks_read *rd = NULL;
-        if ((rc = ckpt_hook_new_id(h, &id)) != 0 || (rc = ckpt_hooks_read_begin(&rd, h)) != 0) {
-            wl_fail("new id: %s", ckpt_store_errmsg(NULL));
+        if ((rc = ckpt_hook_new_id(&id, h)) != 0 || (rc = ckpt_hooks_read_begin(&rd, h)) != 0) {
+            wl_fail("new id: %s", ckpt_errmsg());
             break;
         }
         int r2 = ckpt_hooks_id_home(&home, rd, id);
@@ -113,7 +113,7 @@ int wl_cmd_restart(struct wl_args *a, int quiet)
     model_destroy(expect);
     model_destroy(m);
     if (h && ckpt_hooks_close(h) != 0) {
-        rc = wl_fail("close after restart: %s", ckpt_store_errmsg(NULL));
+        rc = wl_fail("close after restart: %s", ckpt_errmsg());
         ckpt_hooks_discard(h);
     }
     double tmax = wl_max_all(t1 - t0);

@@ -25,7 +25,7 @@ static int store_shape(const char *root, int *nranks, int *origin)
             ckpt_store_close(st);
         }
         if (rc)
-            sh[0] = wl_fail("%s", ckpt_store_errmsg(NULL));
+            sh[0] = wl_fail("%s", ckpt_errmsg());
         else {
             sh[1] = m.nranks;
             sh[2] = m.origin_nranks;
@@ -63,7 +63,7 @@ static int check_obj(struct verify *v, const struct wl_mut *mu)
     if (rc == CKPT_E_NOTFOUND)
         return 0;
     if (rc) {
-        snprintf(v->err, sizeof v->err, "object %s: %s", e->obj_name, ckpt_store_errmsg(NULL));
+        snprintf(v->err, sizeof v->err, "object %s: %s", e->obj_name, ckpt_errmsg());
         return -1;
     }
     int same = o.cont_id == e->cont_id && str_same(o.obj_name, e->obj_name) &&
@@ -98,7 +98,7 @@ static int check_tag(struct verify *v, const struct wl_mut *mu)
         memcmp(t.value, mu->tag.value, t.size) != 0) {
         snprintf(v->err, sizeof v->err, "kvtag %s of %s %llu: %s", mu->tag.name,
                  mu->kind == WL_TAG ? "object" : "container", (unsigned long long)mu->owner,
-                 rc ? ckpt_store_errmsg(NULL) : "stored value differs");
+                 rc ? ckpt_errmsg() : "stored value differs");
         return -1;
     }
     return 1;
@@ -135,7 +135,7 @@ static int check_region(struct verify *v, const struct wl_mut *mu)
     struct region_find f = {&mu->region, 0, 0};
     int rc = ckpt_hooks_foreach_region(v->r, mu->region.obj_id, region_cb, &f);
     if (rc < 0) {
-        snprintf(v->err, sizeof v->err, "regions of object %ld: %s", mu->i, ckpt_store_errmsg(NULL));
+        snprintf(v->err, sizeof v->err, "regions of object %ld: %s", mu->i, ckpt_errmsg());
         return -1;
     }
     if (!f.found)
@@ -162,7 +162,7 @@ static int check_member(struct verify *v, const struct wl_mut *mu)
     if (rc == CKPT_E_NOTFOUND)
         return 0;
     if (rc) {
-        snprintf(v->err, sizeof v->err, "membership of obj%ld: %s", mu->i, ckpt_store_errmsg(NULL));
+        snprintf(v->err, sizeof v->err, "membership of obj%ld: %s", mu->i, ckpt_errmsg());
         return -1;
     }
     return 1;
@@ -176,7 +176,7 @@ static int check_cont(struct verify *v, const struct wl_mut *mu)
         return 0;
     if (rc || c.cont_id != mu->id) {
         snprintf(v->err, sizeof v->err, "container %s: %s", mu->cont.cont_name,
-                 rc ? ckpt_store_errmsg(NULL) : "has another id");
+                 rc ? ckpt_errmsg() : "has another id");
         return -1;
     }
     return 1;
@@ -280,13 +280,13 @@ static int check_counts(struct verify *v)
     ckpt_rtxn *tx;
     int rc = ckpt_rtxn_begin(&tx, ckpt_hooks_store(v->h));
     if (rc) {
-        snprintf(v->err, sizeof v->err, "%s", ckpt_store_errmsg(NULL));
+        snprintf(v->err, sizeof v->err, "%s", ckpt_errmsg());
         return 1;
     }
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         uint64_t n = 0;
         long exp = v->present[want[i].k1] + (want[i].k2 >= 0 ? v->present[want[i].k2] : 0);
-        if ((rc = ckpt_db_stat(tx, want[i].db, &n, NULL)) != 0 || (long)n != exp) {
+        if ((rc = ckpt_db_stat(&n, NULL, tx, want[i].db)) != 0 || (long)n != exp) {
             snprintf(v->err, sizeof v->err, "database %s holds %llu entries, expected %ld",
                      ckpt_db_name(want[i].db), (unsigned long long)n, exp);
             ckpt_rtxn_end(tx);
@@ -330,9 +330,9 @@ int wl_cmd_verify(struct wl_args *a, int quiet)
         return 1;
     }
     if ((rc = ckpt_hooks_open_readonly(&v.h, &a->hopts)) != 0)
-        wl_fail("verify: %s", ckpt_store_errmsg(NULL));
+        wl_fail("verify: %s", ckpt_errmsg());
     else if ((rc = ckpt_hooks_read_begin(&v.r, v.h)) != 0)
-        wl_fail("verify: %s", ckpt_store_errmsg(NULL));
+        wl_fail("verify: %s", ckpt_errmsg());
     if (rc == 0) {
         if (a->from_ranks == wl_size) {
             rc = wl_stream(&a->p, verify_mut, &v);

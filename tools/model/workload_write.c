@@ -213,7 +213,7 @@ int wl_cmd_write(struct wl_args *a, int quiet)
         if (replace && !a->force)
             rc = wl_fail("%s: a store is already there; remove it or add --force", a->root);
         else if (replace && ckpt_root_lock(&lockfd, a->root) != 0)
-            rc = wl_fail("%s%s", ckpt_store_errmsg(NULL), a->force ? "; nothing was replaced" : "");
+            rc = wl_fail("%s%s", ckpt_errmsg(), a->force ? "; nothing was replaced" : "");
         else if (replace && sibling_root(newroot, sizeof newroot, a->root) != 0)
             rc = wl_fail("%s: path too long", a->root);
         else if (replace && wl_holds_ranks(newroot))
@@ -228,7 +228,7 @@ int wl_cmd_write(struct wl_args *a, int quiet)
     if (replace)
         ho.store_root = newroot;
     if ((rc = ckpt_hooks_open(&h, &ho)) != 0 || (rc = model_create(&m, wl_rank, wl_size, h)) != 0)
-        wl_fail("open: %s", ckpt_store_errmsg(NULL));
+        wl_fail("open: %s", ckpt_errmsg());
     if (wl_any_failed(rc != 0)) {
         ckpt_hooks_discard(h);
         if (replace && wl_rank == 0)
@@ -239,12 +239,12 @@ int wl_cmd_write(struct wl_args *a, int quiet)
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     if ((rc = wl_run_stream(&a->p, m, &muts)) != 0)
-        wl_fail("workload: %s (%s)", ckpt_store_errmsg(NULL), ckpt_strerror(rc));
+        wl_fail("workload: %s (%s)", ckpt_errmsg(), ckpt_strerror(rc));
     t1 = MPI_Wtime();
     hold_open();
     tc = MPI_Wtime();
     if (rc == 0 && (rc = ckpt_hooks_close(h)) != 0)
-        wl_fail("close: %s", ckpt_store_errmsg(NULL));
+        wl_fail("close: %s", ckpt_errmsg());
     t2 = MPI_Wtime();
     /* close returned with everything durable; the environment's unmapping
      * goes on on its own thread (ckpt_store_close): timed apart */

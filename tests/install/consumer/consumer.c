@@ -51,9 +51,9 @@ int main(int argc, char **argv)
     h = NULL;
 
     if ((rc = ckpt_hooks_open(&h, &o)) != 0)
-        FAIL("open %s: %s", root, ckpt_hooks_errmsg(h));
-    if ((rc = ckpt_hook_new_id(h, &id)) != 0)
-        FAIL("new id: %s", ckpt_hooks_errmsg(h));
+        FAIL("open %s: %s", root, ckpt_errmsg());
+    if ((rc = ckpt_hook_new_id(&id, h)) != 0)
+        FAIL("new id: %s", ckpt_errmsg());
     obj.obj_id = id;
     obj.obj_name = "consumer-object";
     obj.app_name = obj.data_location = obj.tags = "";
@@ -62,11 +62,11 @@ int main(int argc, char **argv)
     obj.dims[0] = 3;
     obj.dims[1] = 4;
     if ((rc = ckpt_hook_obj_create(h, &obj)) != 0)
-        FAIL("obj_create: %s", ckpt_hooks_errmsg(h));
+        FAIL("obj_create: %s", ckpt_errmsg());
     if ((rc = ckpt_hook_kvtag_put(h, id, &tag)) != 0)
-        FAIL("kvtag_put: %s", ckpt_hooks_errmsg(h));
+        FAIL("kvtag_put: %s", ckpt_errmsg());
     if ((rc = ckpt_hooks_close(h)) != 0)
-        FAIL("close: %s", ckpt_hooks_errmsg(h));
+        FAIL("close: %s", ckpt_errmsg());
     h = NULL;
 
 #ifdef CONSUMER_MPI
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
         FAIL("restart_map: %s", ckpt_strerror(rc));
 #endif
     if ((rc = ckpt_hooks_read_begin(&r, h)) != 0)
-        FAIL("read_begin: %s", ckpt_hooks_errmsg(h));
+        FAIL("read_begin: %s", ckpt_errmsg());
     if ((rc = ckpt_hooks_get_obj(&got, r, id)) != 0)
         FAIL("get_obj %llu: %s", (unsigned long long)id, ckpt_strerror(rc));
     if (got.obj_id != id || strcmp(got.obj_name, obj.obj_name) != 0 || got.time_step != 7 ||
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 done:
     ckpt_hooks_read_end(r);
     if (h && ckpt_hooks_close(h) != 0) {
-        fprintf(stderr, "consumer: final close: %s\n", ckpt_hooks_errmsg(h));
+        fprintf(stderr, "consumer: final close: %s\n", ckpt_errmsg());
         ckpt_hooks_discard(h);
         ok = 0;
     }
