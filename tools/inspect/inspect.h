@@ -153,6 +153,7 @@ void name_text(char *buf, size_t n, const void *name, size_t len, int hashed);
 /* ---- records as JSON ("friendly form", docs/TOOLS.md) ---- */
 json_object *jnum_u64(uint64_t v);
 json_object *jnum_i64(int64_t v);
+json_object *jnum_u64_array(const uint64_t *v, size_t n); /* a JSON array of numbers */
 json_object *obj_json(const struct ckpt_obj *o);
 json_object *cont_json(const struct ckpt_cont *c);
 json_object *kvtag_json(const struct ckpt_kvtag *t);
