@@ -1,7 +1,8 @@
 /*
  * hook_cost_bench.c - CPU cost of the hooks on PDC's write path
- * (docs/BENCHMARKS.md, "Cost on PDC's write path"), driven as
- * server_hooks/pdc/pdc_ckpt_server.c drives them for the workload of
+ * (docs/BENCHMARKS.md, "Cost on PDC's write path"), driven as the PDC
+ * glue (src/server/pdc_server_ckpt.c, added by server_hooks/pdc/patches)
+ * drives them for the workload of
  * `pdc-ckpt-client bench-write --objects N --tags T` (N objects, each
  * created, then given T PDC_UINT64 kvtags t0..t<T-1>, one RPC per tag):
  *   object create (PDC_insert_metadata_to_hash_table): ckpt_hook_new_id
@@ -22,7 +23,7 @@
  *             every K mutations (K: --commit-every, the policy's default)
  *   inline    thread CPU ns per mutation of the hook calls with the glue's
  *             commit policy (CKPT_HOOKS_OPTS_INIT and the PDC_CKPT_*
- *             variables, as pdc_ckpt_server.c opens the store): the commits
+ *             variables, as pdc_server_ckpt.c opens the store): the commits
  *             run inside the calls that reach the policy's limits, on the
  *             calling thread, so this is what PDC's RPC thread pays
  *   process   the inline phase's process CPU (every thread, with the
