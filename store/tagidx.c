@@ -57,6 +57,38 @@ struct ckpt_tagidx_run {
 };
 #define CKPT_TAGIDX_RUN_INIT {NULL, TAGIDX_NONAME, 0, {0}, {0}}
 
+/* Make r describe the name k (its largest owner, looked up once while
+ * the same name comes again): 0 or an LMDB error. */
+static int run_name(struct ckpt_tagidx_run *r, const MDB_val *k)
+{
+    MDB_val ck, cd;
+    /* a name part longer than a name key is not remembered (raw puts refuse
+     * one; this stays safe if one ever came) */
+    const int keep = k->mv_size <= sizeof r->name;
+    if (keep && r->state != TAGIDX_NONAME && r->nlen == k->mv_size &&
+        memcmp(r->name, k->mv_data, r->nlen) == 0)
+        return 0;
+    if (keep)
+        memcpy(r->name, k->mv_data, k->mv_size);
+    r->nlen = k->mv_size;
+    ck = *k;
+    int rc = mdb_cursor_get(r->cur, &ck, &cd, MDB_SET_KEY);
+    if (rc == 0)
+        rc = mdb_cursor_get(r->cur, &ck, &cd, MDB_LAST_DUP);
+    if (rc == MDB_NOTFOUND) {
+        r->state = TAGIDX_EMPTY;
+    } else if (rc != 0) {
+        r->state = TAGIDX_NONAME;
+        return rc;
+    } else if (cd.mv_size == 8) {
+        memcpy(r->last, cd.mv_data, 8);
+        r->state = TAGIDX_LAST;
+    } else {
+        r->state = TAGIDX_UNKNOWN; /* not an owner id: never append */
+    }
+    return 0;
+}
+
 /* Tag-index puts through one cursor, in any order; fastest in logical key
  * order (name key, then owner), as the merge's sorted entries give them.
  * Owners mostly arrive in ascending order: appending to the name's
@@ -69,7 +101,7 @@ static int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx
                                  const uint8_t *lkey, size_t klen)
 {
     MDB_dbi dbi = st->dbi[CKPT_DB_TAG_INDEX];
-    MDB_val k, d, ck, cd;
+    MDB_val k, d;
     unsigned fl = 0;
     int rc;
     if (!st->tagidx_dup) {
@@ -83,31 +115,8 @@ static int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx
         return rc;
     if (r->cur == NULL && (rc = mdb_cursor_open(txn, dbi, &r->cur)) != 0)
         return rc;
-    /* a name part longer than a name key is not remembered (raw puts refuse
-     * one; this stays safe if one ever came) */
-    const int keep = k.mv_size <= sizeof r->name;
-    if (!keep || r->state == TAGIDX_NONAME || r->nlen != k.mv_size ||
-        memcmp(r->name, k.mv_data, r->nlen) != 0) {
-        /* a new name: its largest owner so far */
-        if (keep)
-            memcpy(r->name, k.mv_data, k.mv_size);
-        r->nlen = k.mv_size;
-        ck = k;
-        rc = mdb_cursor_get(r->cur, &ck, &cd, MDB_SET_KEY);
-        if (rc == 0)
-            rc = mdb_cursor_get(r->cur, &ck, &cd, MDB_LAST_DUP);
-        if (rc == MDB_NOTFOUND) {
-            r->state = TAGIDX_EMPTY;
-        } else if (rc != 0) {
-            r->state = TAGIDX_NONAME;
-            return rc;
-        } else if (cd.mv_size == 8) {
-            memcpy(r->last, cd.mv_data, 8);
-            r->state = TAGIDX_LAST;
-        } else {
-            r->state = TAGIDX_UNKNOWN; /* not an owner id: never append */
-        }
-    }
+    if ((rc = run_name(r, &k)) != 0)
+        return rc;
     if (r->state == TAGIDX_LAST && memcmp(d.mv_data, r->last, 8) > 0)
         fl = MDB_APPENDDUP;
     if ((rc = mdb_cursor_put(r->cur, &k, &d, fl)) != 0)
@@ -116,8 +125,52 @@ static int ckpt_tagidx_put_next(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx
         memcpy(r->last, d.mv_data, 8);
         r->state = TAGIDX_LAST;
     }
-    if (!keep)
+    if (k.mv_size > sizeof r->name)
         r->state = TAGIDX_NONAME;
+    return 0;
+}
+
+/* Puts of n logical keys of one name, in ascending owner order (the
+ * merge's sorted, collapsed entries): when they all go above the name's
+ * last owner, one MDB_MULTIPLE put appends them (LMDB looks the name up
+ * once, not once per owner), their owners gathered in *buf (grown as
+ * needed); otherwise one put each. */
+static int put_group(ckpt_store *st, MDB_txn *txn, struct ckpt_tagidx_run *r,
+                     const struct dent *e, size_t n, uint8_t **buf, size_t *cap)
+{
+    MDB_val k, d;
+    int rc;
+    if (n < 2 || !st->tagidx_dup || split(e[0].key, e[0].klen, &k, &d) != 0 ||
+        k.mv_size > sizeof r->name)
+        goto each;
+    if (r->cur == NULL && (rc = mdb_cursor_open(txn, st->dbi[CKPT_DB_TAG_INDEX], &r->cur)) != 0)
+        return rc;
+    if ((rc = run_name(r, &k)) != 0)
+        return rc;
+    if (r->state != TAGIDX_EMPTY && (r->state != TAGIDX_LAST || memcmp(d.mv_data, r->last, 8) <= 0))
+        goto each;
+    if (n * 8 > *cap) {
+        uint8_t *nb = realloc(*buf, n * 8);
+        if (nb == NULL)
+            goto each;
+        *buf = nb;
+        *cap = n * 8;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(*buf + 8 * i, e[i].key + e[i].klen - 8, 8);
+    MDB_val m[2] = {{8, *buf}, {n, NULL}};
+    /* on an empty name the first owner makes the key, the rest append */
+    if ((rc = mdb_cursor_put(r->cur, &k, m, MDB_MULTIPLE | MDB_APPENDDUP)) != 0) {
+        r->state = TAGIDX_NONAME;
+        return rc;
+    }
+    memcpy(r->last, *buf + 8 * (n - 1), 8);
+    r->state = TAGIDX_LAST;
+    return 0;
+each:
+    for (size_t i = 0; i < n; i++)
+        if ((rc = ckpt_tagidx_put_next(st, txn, r, e[i].key, e[i].klen)) != 0)
+            return rc;
     return 0;
 }
 
@@ -367,20 +420,31 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
         goto done;
     size_t m = ckpt_delta_collapse(e, n);
     struct ckpt_tagidx_run run = CKPT_TAGIDX_RUN_INIT;
+    uint8_t *owners = NULL;
+    size_t owners_cap = 0, check = 0;
     rc = 0;
-    for (size_t i = 0; i < m && rc == 0; i++) {
-        if ((i & 511) == 0 && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
-            rc = ECANCELED;
-            break;
+    for (size_t i = 0, j; i < m && rc == 0; i = j) {
+        if (i >= check) { /* every 512 entries or so */
+            if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+                rc = ECANCELED;
+                break;
+            }
+            check = i + 512;
         }
+        j = i + 1;
         if (e[i].op == TAGIDX_OP_PUT) {
-            rc = ckpt_tagidx_put_next(st, txn, &run, e[i].key, e[i].klen);
+            /* the puts of one name that follow (up to the next check) */
+            while (j < m && j < check && e[j].op == TAGIDX_OP_PUT && e[j].klen == e[i].klen &&
+                   memcmp(e[j].key, e[i].key, e[i].klen - 8) == 0)
+                j++;
+            rc = put_group(st, txn, &run, &e[i], j - i, &owners, &owners_cap);
         } else {
             run.state = TAGIDX_NONAME; /* its remembered last owner may be gone */
             rc = ckpt_tagidx_del(st, txn, e[i].key, e[i].klen);
         }
     }
     ckpt_tagidx_run_end(&run);
+    free(owners);
     if (rc)
         goto done;
     if (!*more) {
