@@ -368,6 +368,94 @@ static void test_close_does_not_merge(void **state)
     stu_close(st);
 }
 
+/* Long owner lists, as PDC's server makes them (every object gets the
+ * same tag names): a merge appends a name's new owners with one
+ * MDB_MULTIPLE put per group, to a name it creates and to one that has
+ * owners below them; owners below a name's last, and deletes, go one at a
+ * time. Names: a prefix of another, and a hashed long one (keys past 16
+ * bytes that share their first 16). Checked unmerged and merged. */
+#define LNAMES 3
+#define LOWNERS 3000
+struct lmodel {
+    unsigned char has[LNAMES][LOWNERS];
+};
+static const int lname[LNAMES] = {0, 1, 5}; /* "a", "ab", the long one */
+
+static void lcheck(ckpt_store *st, const struct lmodel *m, const char *when)
+{
+    struct stu_list got, want;
+    memset(&want, 0, sizeof want);
+    for (int i = 0; i < LNAMES; i++)
+        for (int o = 0; o < LOWNERS; o++) {
+            if (!m->has[i][o])
+                continue;
+            uint8_t k[CKPT_NAMEKEY_MAX + 8];
+            size_t n = lkey(k, lname[i], o);
+            ckpt_val kv = {n, k}, vv = {0, ""};
+            stu_collect(&kv, &vv, &want);
+        }
+    qsort(want.e, want.n, sizeof *want.e, lkey_cmp);
+    stu_collect_db(&got, st, CKPT_DB_TAG_INDEX, NULL, 0);
+    assert_same(&got, &want, when);
+    stu_list_free(&got);
+    stu_list_free(&want);
+}
+
+static void lput(ckpt_store *st, struct lmodel *m, int o)
+{
+    for (int i = 0; i < LNAMES; i++) {
+        const char *name = g_names[lname[i]];
+        uint8_t rec[1024];
+        size_t n = stu_kvtag_rec(rec, sizeof rec, name, strlen(name), "v");
+        stu_assert_rc(ckpt_store_put_kvtag(st, OWNER(o), name, strlen(name), rec, n), 0, st);
+        m->has[i][o] = 1;
+    }
+}
+
+static void merge_round(ckpt_store *st, const struct lmodel *m, const char *what)
+{
+    char when[96];
+    stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+    assert_true(stu_info(st).tagidx_pending > 0);
+    snprintf(when, sizeof when, "%s, unmerged", what);
+    lcheck(st, m, when);
+    stu_assert_rc(ckpt_store_merge_tags(st), 0, st);
+    assert_int_equal(stu_info(st).tagidx_pending, 0);
+    snprintf(when, sizeof when, "%s, merged", what);
+    lcheck(st, m, when);
+}
+
+static void test_merge_long_owner_lists(void **state)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct lmodel *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    o.commit_every = 1000;
+    ckpt_store *st = stu_open(&o);
+    for (int i = 1; i < 1000; i++) /* new names, ascending owners */
+        lput(st, m, i);
+    merge_round(st, m, "first owners");
+    for (int i = 2000; i < LOWNERS; i++) /* above every name's last */
+        lput(st, m, i);
+    for (int i = 1; i < 1000; i += 7) /* and deletes below */
+        for (int n = 0; n < LNAMES; n++) {
+            stu_assert_rc(ckpt_store_del_kvtag(st, OWNER(i), g_names[lname[n]],
+                                               strlen(g_names[lname[n]])), 0, st);
+            m->has[n][i] = 0;
+        }
+    merge_round(st, m, "appended, some deleted");
+    for (int i = 1999; i >= 1000; i--) /* below the last, descending */
+        lput(st, m, i);
+    for (int i = 1; i < 1000; i += 14) /* deleted ones again */
+        lput(st, m, i);
+    merge_round(st, m, "inserted below the last");
+    stu_close(st);
+    st = stu_open(&o);
+    lcheck(st, m, "reopened");
+    stu_close(st);
+    free(m);
+}
+
 /* A damaged chunk: reads of the tag index fail with CKPT_E_CORRUPT naming
  * kvtag_delta and the chunk, other reads go on, a writer is refused, and
  * nothing is changed. */
@@ -447,6 +535,7 @@ int main(void)
         T(test_merge_by_count_in_the_background),
         T(test_merge_by_count_without_a_background_thread),
         T(test_close_does_not_merge),
+        T(test_merge_long_owner_lists),
         T(test_damaged_chunk),
     };
 #undef T
