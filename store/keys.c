@@ -121,6 +121,16 @@ uint64_t ckpt_mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+uint64_t ckpt_mono_coarse_ms(void)
+{
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+#endif
+    return ckpt_mono_ms();
+}
+
 /* "000000003b9aca017461673000 ("....;...tag0.")": the hex of up to 32
  * bytes of a key (ids are its first 16 digits) and their text. */
 void ckpt_key_text(char *out, size_t n, const void *key, size_t klen)

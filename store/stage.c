@@ -76,10 +76,14 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
     if (vlen)
         memcpy(p + sizeof h + klen + alen, v, vlen);
     st->batch.log_len += need;
+    /* the batch's age on the coarse clock: read once per mutation, where
+     * CLOCK_MONOTONIC was a quarter of a hook's time inside PDC (the
+     * background thread reads the fine one: it commits at most a tick
+     * early) */
     if (st->batch.nops++ == 0)
-        st->batch.start_ms = ckpt_mono_ms();
+        st->batch.start_ms = ckpt_mono_coarse_ms();
     if (((st->opts.commit_every && st->batch.nops >= st->opts.commit_every) ||
-         (st->opts.commit_ms && ckpt_mono_ms() - st->batch.start_ms >= st->opts.commit_ms)) &&
+         (st->opts.commit_ms && ckpt_mono_coarse_ms() - st->batch.start_ms >= st->opts.commit_ms)) &&
         ckpt_retry_due(st))
         rc = ckpt_commit_locked(st, 0);
 done:

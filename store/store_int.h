@@ -247,6 +247,10 @@ int ckpt_csum_error(ckpt_store *st, const char *db, const void *key, size_t klen
 /* keys.c */
 uint64_t ckpt_now_ms(void);  /* wall clock */
 uint64_t ckpt_mono_ms(void); /* CLOCK_MONOTONIC */
+/* CLOCK_MONOTONIC_COARSE (a clock tick's resolution, a few ms), where a
+ * read per mutation must be cheap: the commit policy's batch age (stage.c).
+ * It lags CLOCK_MONOTONIC by at most a tick. */
+uint64_t ckpt_mono_coarse_ms(void);
 /* "000000003b9aca017461673000 ("....;...tag0.")": up to 32 bytes of a key
  * in hex and as text, for messages */
 void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
