@@ -8,9 +8,9 @@
  *   object create (PDC_insert_metadata_to_hash_table): ckpt_hook_new_id
  *     (PDC_Server_gen_obj_id), then the struct ckpt_obj of PDC's
  *     pdc_metadata_t (meta_to_ckpt) and ckpt_hook_obj_create
- *     (PDC_ckpt_obj_create);
+ *     (PDC_Server_ckpt_obj_create);
  *   kvtag put (PDC_Server_add_kvtag): ckpt_hook_kvtag_put(owner, {name,
- *     PDC_UINT64, 8, &value}) (PDC_ckpt_kvtag_put).
+ *     PDC_UINT64, 8, &value}) (PDC_Server_ckpt_kvtag_put).
  * A mutation is one of those calls (N + N * T per run). Each run writes a
  * fresh store; every figure is the median over the runs:
  *   encode    thread CPU ns per record of the record encoders alone

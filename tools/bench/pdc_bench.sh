@@ -50,7 +50,7 @@
 #   sample the RPC thread over the write phase (perf record, task-clock, a
 #   sample per ms of its CPU, DWARF call graphs) and print its CPU time per
 #   mutation in the write RPC handlers (stacks through metadata_add_kvtag_cb
-#   or gen_obj_id_cb), inside the hooks (through a PDC_ckpt_* call of the
+#   or gen_obj_id_cb), inside the hooks (through a PDC_Server_ckpt_* call of the
 #   glue) and inside inline commits: the handlers' time without the polling.
 #   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5 (--runs 0
 #   --perf: the two perf runs only).
@@ -285,7 +285,7 @@ def flush():
     n += 1
     if "metadata_add_kvtag_cb" in stack or "gen_obj_id_cb" in stack:
         handler += 1
-    if any(f.startswith("PDC_ckpt_") for f in stack):
+    if any(f.startswith("PDC_Server_ckpt_") for f in stack):
         hooks += 1
         leaf[stack[0]] = leaf.get(stack[0], 0) + 1
         if "ckpt_commit_locked" in stack:
@@ -304,7 +304,7 @@ if n == 0:
 print(f"perf: {n} samples of the RPC thread (1 ms of CPU each) over the write phase; RPC thread "
       f"{per:.0f} ns CPU per mutation (/proc), of which in the write RPC handlers (stacks through "
       f"metadata_add_kvtag_cb or gen_obj_id_cb) {handler * ns:.0f} ns, inside the hooks (through "
-      f"PDC_ckpt_*) {hooks * ns:.0f} ns, inline commits {commit * ns:.0f} ns")
+      f"PDC_Server_ckpt_*) {hooks * ns:.0f} ns, inline commits {commit * ns:.0f} ns")
 top = sorted(leaf.items(), key=lambda x: -x[1])[:10]
 if hooks:
     print("perf: where the hooks spend it (leaf functions, share of the hooks samples): " +
