@@ -247,6 +247,25 @@ static int run_cmp(const void *pa, const void *pb)
     return c;
 }
 
+/* Sort a run by key, stable (keysort.c; qsort when there is no memory for
+ * it); equal keys keep their order in the log. */
+static void sort_run(struct run_ent *run, size_t n)
+{
+    struct ckpt_skey *s = malloc(2 * n * sizeof *s);
+    if (s == NULL) {
+        qsort(run, n, sizeof *run, run_cmp);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        ckpt_skey_set(&s[i], (const uint8_t *)(run[i].h + 1), run[i].h->klen, i);
+    ckpt_skey_sort(s, s + n, n);
+    for (size_t i = 0; i < n; i++) {
+        run[i].h = (const struct op_hdr *)s[i].key - 1;
+        run[i].seq = s[i].idx;
+    }
+    free(s);
+}
+
 /* Apply the run of consecutive kvtag puts starting at st->batch.log + *off (at
  * most `left` ops) in key order. Puts of distinct keys commute and puts of
  * one key keep their order, so the result is the same as in log order; but
@@ -279,7 +298,7 @@ int ckpt_apply_kvtag_run(ckpt_store *st, MDB_txn *txn, size_t *off, size_t *done
         return ckpt_apply_op(st, txn, h, k, k + h->klen, k + h->klen + h->alen);
     }
     if (n > 1)
-        qsort(st->batch.run, n, sizeof *st->batch.run, run_cmp);
+        sort_run(st->batch.run, n);
     for (size_t i = 0; i < n; i++) {
         const struct op_hdr *h = st->batch.run[i].h;
         const uint8_t *k = (const uint8_t *)(h + 1);

@@ -260,6 +260,18 @@ void ckpt_key_text(char *out, size_t n, const void *key, size_t klen);
 int ckpt_stored_keys(const ckpt_store *st, struct ckpt_rec_keys *k, int db, const void *rec,
                      size_t len);
 
+/* keysort.c: a stable sort of keys in byte order (a prefix first). Set
+ * each entry (idx: the caller's, for finding its item again), then sort
+ * n of them with room for n more in tmp; ckpt_skey_less is the order. */
+struct ckpt_skey {
+    uint64_t k0, k1;        /* the key's first 16 bytes, big-endian, zero past its end */
+    const uint8_t *key;
+    uint32_t klen, idx;
+};
+void ckpt_skey_set(struct ckpt_skey *s, const uint8_t *key, size_t klen, size_t idx);
+int ckpt_skey_less(const struct ckpt_skey *a, const struct ckpt_skey *b);
+void ckpt_skey_sort(struct ckpt_skey *s, struct ckpt_skey *tmp, size_t n);
+
 /* root.c */
 int ckpt_lock_write_pid(int fd);           /* 0 or errno */
 long ckpt_lock_read_pid(const char *path); /* 0 if unknown */

@@ -141,86 +141,13 @@ static int dent_cmp(const void *pa, const void *pb)
     return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* The collapse's sort key: a key's first 16 bytes as two big-endian
- * numbers, zero past its end. They order as the bytes do: where two
- * padded prefixes first differ inside both keys, the bytes differ there;
- * past the shorter key's end its zero is below the longer key's byte
- * (which differs from it, so is not zero), and the shorter key is a
- * prefix of the longer, which sorts it first as well. Equal prefixes go to
- * the bytes after the 16th, then to the length. */
-struct skey {
-    uint64_t k0, k1;
-    const struct dent *d;
-};
-
-static uint64_t be_prefix(const uint8_t *p, size_t len)
-{
-    if (len >= 8)
-        return ckpt_key_get_u64(p);
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; i++)
-        v = v << 8 | (i < len ? p[i] : 0);
-    return v;
-}
-
-static inline int skey_less(const struct skey *a, const struct skey *b)
-{
-    if (a->k0 != b->k0)
-        return a->k0 < b->k0;
-    if (a->k1 != b->k1)
-        return a->k1 < b->k1;
-    size_t la = a->d->klen, lb = b->d->klen;
-    if (la > 16 && lb > 16) {
-        int c = memcmp(a->d->key + 16, b->d->key + 16, (la < lb ? la : lb) - 16);
-        if (c)
-            return c < 0;
-    }
-    return la < lb;
-}
-
-/* Stable sort of s[0..n) (tmp: room for n more): merges of the runs the
- * input already has, pairwise, until one is left. A commit logs an
- * object's tags in name order, so the delta comes in runs (about one per
- * object at 10K x 100) and takes fewer passes than a sort from scratch. */
-static void skey_sort(struct skey *s, struct skey *tmp, size_t n)
-{
-    struct skey *src = s, *dst = tmp;
-    for (;;) {
-        size_t i = 0, runs = 0;
-        while (i < n) {
-            size_t m = i + 1, e;
-            while (m < n && !skey_less(&src[m], &src[m - 1]))
-                m++;
-            for (e = m < n ? m + 1 : m; e < n && !skey_less(&src[e], &src[e - 1]); e++)
-                ;
-            /* merge [i, m) and [m, e) into dst + i; ties from the left */
-            size_t a = i, b = m, o = i;
-            while (a < m && b < e)
-                dst[o++] = skey_less(&src[b], &src[a]) ? src[b++] : src[a++];
-            while (a < m)
-                dst[o++] = src[a++];
-            while (b < e)
-                dst[o++] = src[b++];
-            runs++;
-            i = e;
-        }
-        struct skey *t = src;
-        src = dst;
-        dst = t;
-        if (runs <= 1)
-            break;
-    }
-    if (src != s)
-        memcpy(s, src, n * sizeof *s);
-}
-
 /* Sort by key, then keep only each key's last entry; returns the count. */
 size_t ckpt_delta_collapse(struct dent *e, size_t n)
 {
     size_t w = 0;
     if (n < 2)
         return n;
-    struct skey *s = malloc(2 * n * sizeof *s);
+    struct ckpt_skey *s = malloc(2 * n * sizeof *s);
     struct dent *c = malloc(n * sizeof *c);
     if (s == NULL || c == NULL) { /* the slower sort needs no memory */
         free(s);
@@ -235,15 +162,12 @@ size_t ckpt_delta_collapse(struct dent *e, size_t n)
         return w;
     }
     memcpy(c, e, n * sizeof *c);
-    for (size_t i = 0; i < n; i++) {
-        s[i].k0 = be_prefix(c[i].key, c[i].klen);
-        s[i].k1 = c[i].klen > 8 ? be_prefix(c[i].key + 8, c[i].klen - 8) : 0;
-        s[i].d = &c[i];
-    }
-    skey_sort(s, s + n, n); /* stable: equal keys stay in log order */
     for (size_t i = 0; i < n; i++)
-        if (i + 1 == n || skey_less(&s[i], &s[i + 1]))
-            e[w++] = *s[i].d;
+        ckpt_skey_set(&s[i], c[i].key, c[i].klen, i);
+    ckpt_skey_sort(s, s + n, n); /* stable: equal keys stay in log order */
+    for (size_t i = 0; i < n; i++)
+        if (i + 1 == n || ckpt_skey_less(&s[i], &s[i + 1]))
+            e[w++] = c[s[i].idx];
     free(s);
     free(c);
     return w;
