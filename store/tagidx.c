@@ -412,6 +412,10 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
             *more = 1;
             break;
         }
+        if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+            rc = ECANCELED;
+            goto done;
+        }
         if ((rc = ckpt_delta_chunk_entries(st->csum, &e, &n, &cap, &k, &v, where, wlen)) != 0)
             goto done;
         chunks++;
@@ -419,6 +423,13 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
     if (rc != 0 && rc != MDB_NOTFOUND)
         goto done;
     size_t m = ckpt_delta_collapse(e, n);
+    /* Close raises *stop and waits for st->mu: a merge it finds running is
+     * abandoned at the next check (before, during and after its puts), so
+     * that close never has to write a merge's pages. */
+    if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+        rc = ECANCELED;
+        goto done;
+    }
     struct ckpt_tagidx_run run = CKPT_TAGIDX_RUN_INIT;
     uint8_t *owners = NULL;
     size_t owners_cap = 0, check = 0;
@@ -445,6 +456,8 @@ int ckpt_tagidx_merge(ckpt_store *st, MDB_txn *txn, size_t max_entries, const in
     }
     ckpt_tagidx_run_end(&run);
     free(owners);
+    if (rc == 0 && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+        rc = ECANCELED;
     if (rc)
         goto done;
     if (!*more) {
