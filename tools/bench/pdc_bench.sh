@@ -48,7 +48,8 @@
 #   their on - off difference is the hooks' cost only as far as the polling
 #   is alike. With --perf, first a PDC_CKPT=off run and a store run each
 #   sample the RPC thread over the write phase (perf record, task-clock, a
-#   sample per ms of its CPU, DWARF call graphs) and print its CPU time per
+#   sample per ms of its CPU, DWARF call graphs of 16 KiB of stack: with 8 the
+#   stacks of inline commits end before the glue) and print its CPU time per
 #   mutation in the write RPC handlers (stacks through metadata_add_kvtag_cb
 #   or gen_obj_id_cb), inside the hooks (through a PDC_Server_ckpt_* call of the
 #   glue) and inside inline commits: the handlers' time without the polling.
@@ -258,7 +259,7 @@ cost_perf() {
     if [ "$method" = off ]; then export PDC_CKPT=off; else unset PDC_CKPT; fi
     pdc_start 1 "$PDC_WORK/server.log"
     tid=$(pdc_server_pids | head -n 1)
-    perf record -q -e task-clock -c 1000000 --call-graph dwarf,8192 -t "$tid" \
+    perf record -q -e task-clock -c 1000000 --call-graph dwarf,16384 -t "$tid" \
         -o "$PDC_WORK/perf.data" >/dev/null 2>&1 &
     perf_pid=$!
     sleep 1 # attached
