@@ -81,6 +81,14 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, cons
                 snprintf(err, errn, "same-name value of %zu bytes, expected none", v->len);
             return NULL; /* the key is the entry */
         }
+        if (k->len > 0 && (((const uint8_t *)k->data)[0] == CKPT_PDC_ALIAS_OBJ ||
+                           ((const uint8_t *)k->data)[0] == CKPT_PDC_ALIAS_CONT)) {
+            /* a name alias: the object's or container's record */
+            int db = ((const uint8_t *)k->data)[0] == CKPT_PDC_ALIAS_OBJ ? CKPT_DB_OBJ : CKPT_DB_CONT;
+            uint8_t idk[8];
+            memcpy(idk, (const uint8_t *)k->data + k->len - 8, 8);
+            return record_json(db, idk, 8, v->data, v->len, err, errn);
+        }
         if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_DART) {
             struct ckpt_dart_entry e;
             if (ckpt_rec_dart_decode(&e, v->data, v->len, &off) == 0) {
@@ -201,14 +209,16 @@ static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
         }
         return 0;
     case CKPT_DB_PDC_SERVER: /* d (data regions), x (transfer regions), optionally :ID; n (same-name); i (DART) */
-        if ((key[0] == CKPT_PDC_SAME_NAME || key[0] == CKPT_PDC_DART) && key[1] == 0) {
+        if ((key[0] == CKPT_PDC_SAME_NAME || key[0] == CKPT_PDC_DART || key[0] == CKPT_PDC_ALIAS_OBJ ||
+             key[0] == CKPT_PDC_ALIAS_CONT) &&
+            key[1] == 0) {
             out[0] = (uint8_t)key[0];
             *plen = 1;
             return 0;
         }
         if ((key[0] != CKPT_PDC_DATA_REGION && key[0] != CKPT_PDC_XFER_REGION) ||
             (key[1] != 0 && (key[1] != ':' || parse_u64(key + 2, &id) != 0))) {
-            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, i, d:ID or x:ID\n");
+            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, i, a, c, d:ID or x:ID\n");
             return -1;
         }
         out[0] = (uint8_t)key[0];

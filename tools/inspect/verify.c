@@ -684,6 +684,28 @@ static int check_pdc_server(const ckpt_val *k, const ckpt_val *val, void *p)
             kproblem(c->v, c->r, c->db, k, "DART record describes another entry (key [%s])", e.key);
         return 0;
     }
+    if (d.id2 == CKPT_PDC_ALIAS_OBJ || d.id2 == CKPT_PDC_ALIAS_CONT) {
+        /* a name alias (elastic restart of a PDC server): the record of the
+         * object or container its key names, held by its id's rank */
+        struct ckpt_obj o;
+        struct ckpt_cont ct;
+        uint8_t key[13 + CKPT_NAMEKEY_MAX];
+        size_t klen;
+        if (d.id2 == CKPT_PDC_ALIAS_OBJ ? ckpt_rec_obj_decode(&o, val->data, val->len, &off) != 0
+                                        : ckpt_rec_cont_decode(&ct, val->data, val->len, &off) != 0) {
+            bad_record(c, k, val);
+            return 0;
+        }
+        klen = d.id2 == CKPT_PDC_ALIAS_OBJ ? ckpt_key_pdc_alias_obj(key, o.obj_name, o.time_step, o.obj_id)
+                                           : ckpt_key_pdc_alias_cont(key, ct.cont_name, ct.cont_id);
+        if (klen != k->len || memcmp(key, k->data, klen) != 0)
+            kproblem(c->v, c->r, c->db, k, "alias record describes another %s (id %llu)",
+                     d.id2 == CKPT_PDC_ALIAS_OBJ ? "object" : "container",
+                     (unsigned long long)(d.id2 == CKPT_PDC_ALIAS_OBJ ? o.obj_id : ct.cont_id));
+        else if (ckpt_id_dir_rank(d.id, c->v->nranks) == c->r->e->rank)
+            kproblem(c->v, c->r, c->db, k, "alias on the rank its id goes to (the record belongs here)");
+        return 0;
+    }
     if (d.id2 == CKPT_PDC_SAME_NAME) {
         /* an entry of a deleted object stays (ids are never reused) */
         if (val->len != 0)
