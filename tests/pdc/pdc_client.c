@@ -19,6 +19,10 @@
  *       PDCcont_create, which must answer the existing id.
  *   dupcheck --name OBJ
  *       PDCobj_create of OBJ, which exists, must fail (see cmd_dupcheck).
+ *   keepdel --name OBJ
+ *       after an elastic restart, OBJ's name and id go to two servers, each
+ *       holding a copy: PDCobj_del of OBJ and PDCobj_set_dims must be
+ *       refused, and OBJ still opens with the same id.
  *   putloop  --count MAX --pause-after A --ack FILE
  *       creates container kc and object ko, then puts kvtag k<i> (PDC_UINT64
  *       value i) for i = 0..MAX-1, appending "i" to FILE after each put the
@@ -566,6 +570,28 @@ done:
  * that no lookup has brought the name into the server's tables yet. PDC's
  * client crashes in PDCclose after a failed PDCobj_create (the half-made
  * object stays in its id list), so this command ends without PDCclose. */
+static int cmd_keepdel(const char *name)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t o = PDCobj_open(name, pdc);
+    uint64_t id = 0, dims[1] = {77};
+    CHECK(pdc != 0 && o != 0, "PDCinit, PDCobj_open(%s)", name);
+    if (o != 0) {
+        id = PDCobj_get_info(o)->meta_id;
+        CHECK(PDCobj_set_dims(o, 1, dims) != SUCCEED, "PDCobj_set_dims(%s) was not refused", name);
+        CHECK(PDCobj_del(o) != SUCCEED, "PDCobj_del(%s) was not refused", name);
+        PDCobj_close(o);
+        o = PDCobj_open(name, pdc);
+        CHECK(o != 0 && PDCobj_get_info(o)->meta_id == id, "%s does not open with id %" PRIu64 " any more",
+              name, id);
+        if (o != 0)
+            PDCobj_close(o);
+    }
+    printf("keepdel: %d check(s) passed, %d failed\n", passes, failures);
+    fflush(stdout);
+    return failures ? 1 : 0;
+}
+
 static int cmd_dupcheck(const char *name)
 {
     pdcid_t pdc = PDCinit("pdc");
@@ -1540,6 +1566,7 @@ static void usage(void)
             "usage: pdc-ckpt-client write --objects N --manifest FILE\n"
             "       pdc-ckpt-client read --objects N --manifest FILE [--new NAME]\n"
             "       pdc-ckpt-client dupcheck --name OBJ\n"
+            "       pdc-ckpt-client keepdel --name OBJ\n"
             "       pdc-ckpt-client putloop --count MAX --pause-after A --ack FILE\n"
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
             "       pdc-ckpt-client data-write --objects N\n"
@@ -1621,6 +1648,8 @@ int main(int argc, char **argv)
         return cmd_read((int)objects, manifest, newname);
     if (strcmp(cmd, "dupcheck") == 0 && name)
         return cmd_dupcheck(name);
+    if (strcmp(cmd, "keepdel") == 0 && name)
+        return cmd_keepdel(name);
     if (strcmp(cmd, "putloop") == 0 && count > 0 && pause_after >= 0 && ack)
         return cmd_putloop(count, pause_after, ack);
     if (strcmp(cmd, "putcheck") == 0 && acked >= 0 && pause_after >= 0)

@@ -13,6 +13,10 @@
 #  - the same kvtag query answers as the warm FROM servers gave, every
 #    object once (pdc-ckpt-query query, also with tag name patterns, which
 #    fault every record and alias in);
+#  - on 2 or more servers, an object whose name and id now go to two servers
+#    (a name alias in the store; back on FROM, one created on TO): its
+#    PDCobj_set_dims and PDCobj_del are refused, the server says why, and
+#    it still opens with its id;
 # and the store must verify with exactly TO (then FROM) rank directories.
 # usage: test_pdc_elastic.sh PREFIX CLIENT QUERY_CLIENT INSPECT FROM TO MODE [OBJECTS]
 set -euo pipefail
@@ -65,6 +69,24 @@ for np in "$to" "$from"; do
     # first, before any lookup: an existing name cannot be created again
     pdc_run "^(FAIL|dupcheck:)" "$w/dup$round.out" "$client" dupcheck --name o1 ||
         { echo "FAIL: dupcheck after restart $round"; exit 1; }
+    if [ "$np" -ge 2 ]; then
+        # a live object of the workload with a name alias (read-only dump of
+        # the running servers' store)
+        "$inspect" dump "$store" --db pdc_server --prefix a >"$w/aliases$round" ||
+            { echo "FAIL: dump of the aliases"; exit 1; }
+        moved=
+        for nm in $(grep -oE '"name":"(o|new)[0-9]+"' "$w/aliases$round" | cut -d'"' -f4); do
+            if awk -v n="$nm" '($1 == "obj" || $1 == "new") && $2 == n { f = 1 } END { exit !f }' "$manifest"; then
+                moved=$nm
+                break
+            fi
+        done
+        [ -n "$moved" ] || { cat "$w/aliases$round"; echo "FAIL: no object of the workload has a name alias"; exit 1; }
+        pdc_run "^(FAIL|keepdel:)" "$w/keepdel$round.out" "$client" keepdel --name "$moved" ||
+            { echo "FAIL: changes of $moved (name and id on two servers) after restart $round"; exit 1; }
+        grep -qF "refused a change of object" "$w/server$round.log" ||
+            { echo "FAIL: the server does not say why it refused the change of $moved"; exit 1; }
+    fi
     q "a$round"
     grep '^Q' "$w/warm" | diff - "$w/a$round" >"$w/a$round.diff" ||
         { cat "$w/a$round.diff"; echo "FAIL: restart $round: kvtag queries differ from the warm $from servers' (<)"; exit 1; }
