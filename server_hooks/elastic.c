@@ -524,9 +524,29 @@ static int w_obj(const ckpt_val *k, const ckpt_val *v, void *p)
     int name_home = ckpt_home_obj(o.obj_name, o.time_step, w->x->p_new);
     if (!w->x->by_id)
         return send_named(w->x, RH_OBJ, k, v, name_home, w->err);
+    uint8_t *rec = NULL;
+    ckpt_val nv = *v;
+    if (o.data_server_id >= (uint32_t)w->x->p_new) {
+        /* PDC's client sends the object's region transfers to its data
+         * server: one of the new count (the store holds no region data:
+         * w_pdc refuses those tables) */
+        size_t len = 0, cap = v->len + 64;
+        o.data_server_id %= (uint32_t)w->x->p_new;
+        if ((rec = malloc(cap)) == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory");
+        if (ckpt_rec_obj_encode(&len, rec, cap, &o) != 0) {
+            free(rec);
+            return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: object %llu does not encode again",
+                              w->x->env, (unsigned long long)o.obj_id);
+        }
+        nv.data = rec;
+        nv.len = len;
+    }
     uint8_t ak[13 + CKPT_NAMEKEY_MAX];
     size_t alen = ckpt_key_pdc_alias_obj(ak, o.obj_name, o.time_step, ckpt_key_get_u64(k->data));
-    return send_by_id(w->x, RH_OBJ, k, v, name_home, ak, alen, w->err);
+    int rc = send_by_id(w->x, RH_OBJ, k, &nv, name_home, ak, alen, w->err);
+    free(rec);
+    return rc;
 }
 
 /* New home of an owner id (object or container) stored in the env read. */
