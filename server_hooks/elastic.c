@@ -636,6 +636,12 @@ static int w_pdc(const ckpt_val *k, const ckpt_val *v, void *p)
     case CKPT_PDC_DART:
     case CKPT_PDC_DATA_REGION:
     case CKPT_PDC_XFER_REGION:
+        /* PDC's region transfers pick data servers from the count (the
+         * object's data server, the client's rank, a partition over all
+         * servers); a data server's table of regions given to another data
+         * server, or read through another partition, answers PDC's region
+         * reads with other bytes than were written. DART hashes keys over
+         * the servers. Refused: the store restarts on its old count. */
         return ckpt_error(CKPT_E_MISMATCH, "re-homing: rank-%d holds %s entries (pdc_server `%c`), "
                           "which are not re-homed: restart on the count the store was written with "
                           "(%d)", w->x->env, kd[0] == CKPT_PDC_DART ? "PDC DART index"

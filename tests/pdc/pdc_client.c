@@ -33,7 +33,7 @@
  *       tags present on ko must be exactly k0..k<K-1> for one K with
  *       A <= K <= N + 1 (all acknowledged before the pause, no holes, at most
  *       the one put in flight beyond the acknowledged ones).
- *   data-write --objects N
+ *   data-write --objects N [--dart 0]
  *       container dc; for i < N objects r<i>_1d (PDC_INT, 4096) and r<i>_2d
  *       (PDC_DOUBLE, 64 x 32) whose data is written with PDC's region
  *       transfer API (PDCregion_transfer_create/start/wait): two halves and
@@ -41,7 +41,8 @@
  *       at once.
  *       Then 30 DART records (PDC_Client_insert_obj_ref_into_dart: a string
  *       key = value "dk<k>q" and an int64 key "dkint" = k), checked with
- *       exact, prefix, suffix, integer and integer-range searches.
+ *       exact, prefix, suffix, integer and integer-range searches (not
+ *       with --dart 0).
  *   data-read --objects N --round R
  *       after restart R: every region reads back byte for byte (whole, and
  *       a read across the two written halves); the DART searches answer
@@ -914,7 +915,7 @@ static void dart_check(int n, const int *extra, int nextra, const char *when)
 
 enum { DART_RECORDS = 30, DART_NEW = 500 };
 
-static int cmd_data_write(int nobj)
+static int cmd_data_write(int nobj, int dart)
 {
     struct sess s;
     if (!sess_open(&s, "dc"))
@@ -922,6 +923,10 @@ static int cmd_data_write(int nobj)
     for (int i = 0; i < nobj; i++)
         if (write_regions(&s, i) != 0)
             goto done;
+    if (!dart) {
+        printf("data-write: %d objects x 2 with region data, no DART records\n", nobj);
+        goto done;
+    }
     for (int k = 0; k < DART_RECORDS; k++)
         if (!dart_insert(k))
             goto done;
@@ -1569,7 +1574,7 @@ static void usage(void)
             "       pdc-ckpt-client keepdel --name OBJ\n"
             "       pdc-ckpt-client putloop --count MAX --pause-after A --ack FILE\n"
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
-            "       pdc-ckpt-client data-write --objects N\n"
+            "       pdc-ckpt-client data-write --objects N [--dart 0]\n"
             "       pdc-ckpt-client data-read --objects N --round R [--dart 0]\n"
             "       pdc-ckpt-client full-put --count MAX\n"
             "       pdc-ckpt-client full-more --acked A\n"
@@ -1655,7 +1660,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "putcheck") == 0 && acked >= 0 && pause_after >= 0)
         return cmd_putcheck(acked, pause_after);
     if (strcmp(cmd, "data-write") == 0 && objects > 0)
-        return cmd_data_write((int)objects);
+        return cmd_data_write((int)objects, dart != 0);
     if (strcmp(cmd, "data-read") == 0 && objects > 0 && round > 0)
         return cmd_data_read((int)objects, (int)round, dart != 0);
     if (strcmp(cmd, "full-put") == 0 && count > 0)

@@ -9,13 +9,16 @@
 # the objects, kvtags, containers and members it held before (nothing lost
 # or duplicated); then a restart where PDC's client finds every object by
 # name and id with its kvtags and new ids are unused.
-# usage: test_pdc_elastic_kill.sh PREFIX CLIENT INSPECT FROM TO [OBJECTS]
+# Last, region data and (in another store) DART entries, which are not
+# re-homed: the restart on FROM is refused on every server, saying why, and
+# the store restarts on TO with the region data / DART answers as before.
+# usage: test_pdc_elastic_kill.sh PREFIX CLIENT DART_CLIENT INSPECT FROM TO [OBJECTS]
 set -euo pipefail
 # shellcheck source=pdc_lib.sh
 . "$(dirname "$0")/pdc_lib.sh"
 pdc_test_init "$0" "$@"
 
-client=$2 inspect=$3 from=$4 to=$5 n=${6:-30}
+client=$2 dart=$3 inspect=$4 from=$5 to=$6 n=${7:-30}
 w=$PDC_WORK
 manifest=$w/manifest
 # the counts line of ckpt-inspect verify
@@ -78,4 +81,34 @@ for point in rehome-copy rehome-switch; do
         want=$(counts "$w/verify${round}c.out")
     fi
 done
-echo "PASS: $from -> $to servers, killed during the copy and during the switch: recovered, nothing lost or duplicated, everything found"
+echo "== region data on $to server(s): a restart on $from is refused"
+pdc_restart "$to" map "$w/server-data.log"
+pdc_run "^(FAIL|data-write)" "$w/data-write.out" "$client" data-write --objects 1 --dart 0 ||
+    { echo "FAIL: data-write"; exit 1; }
+pdc_close
+pdc_refused "$from" "$w/refuse-data.log" \
+    "pdc-ckpt restart \\(map\\) from .*: CKPT_E_MISMATCH: .*PDC data-server region entries .*not re-homed" restart
+[ ! -e "$store/.rehome" ] || { echo "FAIL: the refused re-homing left $store/.rehome"; exit 1; }
+pdc_restart "$to" map "$w/server-data2.log"
+pdc_run "^(FAIL|data-read)" "$w/data-read.out" "$client" data-read --objects 1 --round 1 --dart 0 ||
+    { echo "FAIL: data-read after the refusal"; exit 1; }
+pdc_close
+
+echo "== DART entries (another store) on $to server(s): a restart on $from is refused"
+export PDC_CKPT_DIR=$w/dart-store
+pdc_start "$to" "$w/server-dart.log"
+pdc_run "^FAIL" "$w/dart-insert.out" "$dart" insert --state "$w/dart.state" --from 0 --to 20 ||
+    { echo "FAIL: DART inserts"; exit 1; }
+pdc_run "^FAIL" "$w/dart-warm.out" "$dart" answers --state "$w/dart.state" --universe 20 --out "$w/dart-warm" ||
+    { echo "FAIL: DART answers on the warm servers"; exit 1; }
+pdc_close
+pdc_refused "$from" "$w/refuse-dart.log" \
+    "pdc-ckpt restart \\(map\\) from .*: CKPT_E_MISMATCH: .*PDC DART index entries .*not re-homed" restart
+pdc_restart "$to" map "$w/server-dart2.log"
+pdc_run "^FAIL" "$w/dart-after.out" "$dart" answers --state "$w/dart.state" --universe 20 --out "$w/dart-after" ||
+    { echo "FAIL: DART answers after the refusal"; exit 1; }
+pdc_close
+diff "$w/dart-warm" "$w/dart-after" || { echo "FAIL: DART answers differ after the refusal"; exit 1; }
+unset PDC_CKPT_DIR
+echo "PASS: $from -> $to servers, killed during the copy and during the switch: recovered, nothing lost or duplicated, everything found; region data and DART entries refuse a re-homing"
+
