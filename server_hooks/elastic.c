@@ -303,7 +303,7 @@ static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const ui
         if (klen != 8 || ckpt_rec_obj_decode(&o, v, vlen, &off))
             break;
         return ckpt_store_put_obj(st, ckpt_key_get_u64(k), o.obj_name, strlen(o.obj_name), o.time_step,
-                                  v, vlen);
+                                  o.cont_id, v, vlen);
     }
     case RH_KVTAG: {
         struct ckpt_kvtag t;

@@ -171,7 +171,7 @@ static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t
     o.ndim = 1;
     o.dims[0] = 100;
     assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
-    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, buf, len), 0);
+    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, cont, buf, len), 0);
     return id;
 }
 

@@ -404,6 +404,55 @@ static int check_meta(const ckpt_val *k, const ckpt_val *val, void *p)
     return 0;
 }
 
+/* Format 5: the keys obj_keys/cont_keys hold for a record are the ones it
+ * carries (the store finds its index entries by them). */
+static void check_rec_keys(struct vctx *c, const ckpt_val *k, int is_obj, const char *name,
+                           int32_t ts, uint64_t cont_id, const char *nt)
+{
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
+    struct ckpt_rec_keys rk;
+    ckpt_val kv;
+    int rc = ckpt_get_raw(&kv, c->r->tx, kdb, k->data, k->len);
+    if (rc == CKPT_E_NOTFOUND) {
+        kproblem(c->v, c->r, c->db, k, "no %s entry", ckpt_db_name(kdb));
+    } else if (rc != 0) {
+        kproblem(c->v, c->r, c->db, k, "cannot read its %s entry: %s", ckpt_db_name(kdb),
+                 store_msg(rc));
+    } else if (ckpt_keys_decode(&rk, kdb, kv.data, kv.len) != 0) {
+        return; /* reported under obj_keys */
+    } else if (rk.nlen != strlen(name) || memcmp(rk.name, name, rk.nlen) != 0 || rk.ts != ts ||
+               rk.cont_id != cont_id) {
+        char kt[128];
+        name_text(kt, sizeof kt, rk.name, rk.nlen, 0);
+        kproblem(c->v, c->r, c->db, k, "its %s entry says name %s ts %d cont_id %llu, the record "
+                 "name %s ts %d cont_id %llu", ckpt_db_name(kdb), kt, (int)rk.ts,
+                 (unsigned long long)rk.cont_id, nt, (int)ts, (unsigned long long)cont_id);
+    }
+}
+
+/* obj_keys and cont_keys: a value that decodes, of an existing record
+ * (that the record's keys match is checked under obj and cont). */
+static int check_keys(const ckpt_val *k, const ckpt_val *val, void *p)
+{
+    struct vctx *c = p;
+    struct dkey d;
+    struct ckpt_rec_keys rk;
+    ckpt_val rec;
+    const int is_obj = c->db == CKPT_DB_OBJ_KEYS;
+    if (bad_key(c, k, &d))
+        return 0;
+    if (ckpt_keys_decode(&rk, c->db, val->data, val->len) != 0) {
+        kproblem(c->v, c->r, c->db, k, "value of %zu bytes, too short for an object's keys",
+                 val->len);
+        return 0;
+    }
+    int rc = is_obj ? ckpt_get_obj(&rec, c->r->tx, d.id) : ckpt_get_cont(&rec, c->r->tx, d.id);
+    if (rc == CKPT_E_NOTFOUND)
+        kproblem(c->v, c->r, c->db, k, "keys of id %llu, which is not %s of this rank",
+                 (unsigned long long)d.id, is_obj ? "an object" : "a container");
+    return 0; /* a record that cannot be read is reported under obj and cont */
+}
+
 /* obj and cont: decode, id matches the key, name index points back. */
 static int check_named(const ckpt_val *k, const ckpt_val *val, void *p)
 {
@@ -411,7 +460,7 @@ static int check_named(const ckpt_val *k, const ckpt_val *val, void *p)
     struct dkey d;
     const int is_obj = c->db == CKPT_DB_OBJ;
     const char *name;
-    uint64_t rec_id;
+    uint64_t rec_id, cont_id = 0;
     int32_t ts = 0;
     uint8_t ik[CKPT_NAMEKEY_MAX + 4], tsb[4];
     size_t off = 0, n;
@@ -433,6 +482,7 @@ static int check_named(const ckpt_val *k, const ckpt_val *val, void *p)
         name = o.obj_name;
         ts = o.time_step;
         rec_id = o.obj_id;
+        cont_id = o.cont_id;
     } else {
         struct ckpt_cont cn;
         if (ckpt_rec_cont_decode(&cn, val->data, val->len, &off) != 0) {
@@ -447,6 +497,8 @@ static int check_named(const ckpt_val *k, const ckpt_val *val, void *p)
                  (unsigned long long)rec_id);
     char nt[128];
     name_text(nt, sizeof nt, name, strlen(name), 0);
+    if (c->r->info.format_version >= 5)
+        check_rec_keys(c, k, is_obj, name, ts, cont_id, nt);
     if ((n = ckpt_key_name(ik, name, strlen(name))) == 0) {
         kproblem(c->v, c->r, c->db, k, "name %s cannot be a key", nt);
         return 0;
@@ -755,7 +807,8 @@ static void phase_check(struct verify *v, struct vrank *r)
         [CKPT_DB_TAG_INDEX] = check_tag_index, [CKPT_DB_CONT] = check_named,
         [CKPT_DB_CONT_NAME] = check_name_index, [CKPT_DB_CONT_OBJ] = check_member,
         [CKPT_DB_REGION] = check_region,       [CKPT_DB_ID_HOME] = check_id_home,
-        [CKPT_DB_PDC_SERVER] = check_pdc_server,
+        [CKPT_DB_PDC_SERVER] = check_pdc_server, [CKPT_DB_OBJ_KEYS] = check_keys,
+        [CKPT_DB_CONT_KEYS] = check_keys,
     };
     uint64_t before = v->skipped_members;
     struct vctx dc = {v, r, -1};
