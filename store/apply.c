@@ -92,16 +92,17 @@ static int stored_keys(int *have, struct ckpt_rec_keys *rk, ckpt_store *st, MDB_
                        int is_obj, const uint8_t id8[8], const MDB_val *rec)
 {
     MDB_val k = {8, (void *)id8}, v;
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
     int rc;
     *have = 0;
     if (st->keys) {
-        rc = mdb_get(txn, st->dbi[is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS], &k, &v);
+        rc = mdb_get(txn, st->dbi[kdb], &k, &v);
         if (rc == MDB_NOTFOUND)
             return 0;
         if (rc)
             return rc;
         unseal(st, &v);
-        *have = ckpt_keys_decode(rk, is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS, v.mv_data, v.mv_size) == 0;
+        *have = ckpt_keys_decode(rk, kdb, v.mv_data, v.mv_size) == 0;
         return 0;
     }
     if (rec == NULL) {
@@ -155,11 +156,13 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
     MDB_dbi idbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val key = {8, (void *)k}, val = {vlen, (void *)v};
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
     uint8_t ik[CKPT_NAMEKEY_MAX + 4], old[CKPT_NAMEKEY_MAX + 4];
     struct ckpt_rec_keys nk, ok;
     size_t in, on = 0;
     int have = 0;
-    if (ckpt_keys_decode(&nk, is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS, a, alen) != 0 || (in = ckpt_keys_index_key(ik, is_obj, &nk)) == 0)
+    if (ckpt_keys_decode(&nk, kdb, a, alen) != 0 ||
+        (in = ckpt_keys_index_key(ik, is_obj, &nk)) == 0)
         return EINVAL; /* stage.c encoded them: a damaged batch */
     int rc = ckpt_put_rec(st, txn, dbi, &key, &val, MDB_NOOVERWRITE);
     if (rc == MDB_KEYEXIST) {
@@ -180,8 +183,7 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
         return rc;
     if (st->keys) {
         MDB_val kv = {alen, (void *)a};
-        if ((rc = ckpt_put_rec(st, txn, st->dbi[is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS],
-                               &key, &kv, 0)) != 0)
+        if ((rc = ckpt_put_rec(st, txn, st->dbi[kdb], &key, &kv, 0)) != 0)
             return rc;
     }
     return put_index(st, txn, is_obj, ik, in, k, &nk);
@@ -190,6 +192,7 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
 static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
 {
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
     struct ckpt_rec_keys rk;
     int have, rc = stored_keys(&have, &rk, st, txn, is_obj, k, NULL);
     if (rc)
@@ -208,8 +211,7 @@ static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
                 return rc;
         }
     }
-    if (st->keys &&
-        (rc = ckpt_del_quiet(txn, st->dbi[is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS], k, 8)) != 0)
+    if (st->keys && (rc = ckpt_del_quiet(txn, st->dbi[kdb], k, 8)) != 0)
         return rc;
     if ((rc = ckpt_del_quiet(txn, dbi, k, 8)) != 0)
         return rc;

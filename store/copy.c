@@ -142,8 +142,9 @@ static int copy_compact(ckpt_store *st, const char *file)
             break;
         int r;
         if (seal && !st->keys && (db == CKPT_DB_OBJ_KEYS || db == CKPT_DB_CONT_KEYS)) {
-            struct keys_job kj = {st, txn, j.dbi, db == CKPT_DB_OBJ_KEYS ? CKPT_DB_OBJ : CKPT_DB_CONT,
-                                  0, 0};
+            struct keys_job kj = {st, txn, j.dbi, CKPT_DB_CONT, 0, 0};
+            if (db == CKPT_DB_OBJ_KEYS)
+                kj.db = CKPT_DB_OBJ;
             r = ckpt_iter(tx, kj.db, NULL, 0, keys_put, &kj);
             if (r >= 0 && kj.code != 0) {
                 mdb_txn_abort(txn);

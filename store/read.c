@@ -311,8 +311,9 @@ static int get_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, int is_obj, c
         /* format 5: the name the record was put with, from obj_keys/cont_keys */
         ckpt_val kv;
         struct ckpt_rec_keys rk;
-        if ((rc = lookup(&kv, tx, is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS, v.data, 8)) != 0 ||
-            ckpt_keys_decode(&rk, is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS, kv.data, kv.len) != 0 || rk.nlen != nlen ||
+        const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
+        if ((rc = lookup(&kv, tx, kdb, v.data, 8)) != 0 ||
+            ckpt_keys_decode(&rk, kdb, kv.data, kv.len) != 0 || rk.nlen != nlen ||
             memcmp(rk.name, name, nlen) != 0)
             return rc == CKPT_E_NOTFOUND || rc == 0 ? CKPT_E_NOTFOUND : rc;
     } else if (hashed &&
