@@ -306,7 +306,7 @@ static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const ui
             break;
         ckpt_store_reserve_id(st, ckpt_key_get_u64(k));
         return ckpt_store_put_obj(st, ckpt_key_get_u64(k), o.obj_name, strlen(o.obj_name), o.time_step,
-                                  v, vlen);
+                                  o.cont_id, v, vlen);
     }
     case RH_KVTAG: {
         struct ckpt_kvtag t;

@@ -283,7 +283,7 @@ static int obj_put(ckpt_hooks *h, const struct ckpt_obj *o)
     if ((rc = with_record("object", enc_obj, o, &heap, stack, &len)) != 0)
         return rc;
     rc = ckpt_store_put_obj(h->st, o->obj_id, o->obj_name, strlen(o->obj_name), o->time_step,
-                            heap ? heap : stack, len);
+                            o->cont_id, heap ? heap : stack, len);
     free(heap);
     return rc;
 }

@@ -69,6 +69,22 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, cons
         json_object_object_add(o, "home", jnum_u64(home));
         return o;
     }
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS: {
+        struct ckpt_rec_keys rk;
+        json_object *o;
+        if (ckpt_keys_decode(&rk, c->db, v->data, v->len) != 0) {
+            snprintf(err, errn, "keys value of %zu bytes, too short", v->len);
+            return NULL;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "name", bulki_json_bytes(rk.name, rk.nlen));
+        if (c->db == CKPT_DB_OBJ_KEYS) {
+            json_object_object_add(o, "time_step", jnum_i64(rk.ts));
+            json_object_object_add(o, "cont_id", jnum_u64(rk.cont_id));
+        }
+        return o;
+    }
     case CKPT_DB_TAG_INDEX:
     case CKPT_DB_CONT_OBJ: /* the key is the entry */
         if (v->len != 0)
@@ -175,6 +191,8 @@ static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
     case CKPT_DB_REGION:
     case CKPT_DB_CONT_OBJ:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         if (parse_u64(key, &id) != 0) {
             fprintf(stderr, PROG ": --prefix: \"%s\" is not an id (database %s is keyed by ids)\n",
                     key, ckpt_db_name(db));

@@ -47,6 +47,8 @@ int key_decode(struct dkey *d, int db, const void *key, size_t klen)
     case CKPT_DB_OBJ:
     case CKPT_DB_CONT:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         if (klen != 8)
             return -1;
         d->id = ckpt_key_get_u64(k);
@@ -243,6 +245,8 @@ json_object *key_json(int db, const void *key, size_t klen)
     case CKPT_DB_OBJ:
     case CKPT_DB_CONT:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         json_object_object_add(o, "id", jnum_u64(d.id));
         break;
     case CKPT_DB_OBJ_NAME:
@@ -327,6 +331,8 @@ void key_text(char *buf, size_t n, int db, const void *key, size_t klen)
     case CKPT_DB_OBJ:
     case CKPT_DB_CONT:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         snprintf(buf, n, "id %llu", (unsigned long long)d.id);
         break;
     case CKPT_DB_OBJ_NAME:
