@@ -139,6 +139,13 @@ struct ckpt_hooks_opts {
     unsigned tagidx_merge;
     /* 1: no power-loss guard (ckpt_store_opts.no_powerloss_guard) */
     int no_powerloss_guard;
+    /* Re-homing placement (ckpt_hooks_restart_elastic; docs/ELASTIC.md):
+     * 0 puts every record at its name's home and leaves an id directory
+     * (the model server); 1 puts every record at its id's home
+     * (ckpt_id_dir_rank) and a name alias (CKPT_PDC_ALIAS_OBJ / _CONT) at
+     * its name's home when that is another rank (PDC's server, whose
+     * unmodified clients route ids and names on their own). */
+    int rehome_by_id;
 };
 /* Bytes of the first version (size through no_powerloss_guard): the
  * smallest size field accepted */
@@ -149,7 +156,8 @@ struct ckpt_hooks_opts {
      .nranks = 1, .commit_every = 1000u, .commit_ms = 100u,                     \
      .sync_mode = CKPT_SYNC_CLOSE, .sync_ms = 1000u, .map_size = (size_t)64 << 20, \
      .shared_root = NULL, .sync_kb = CKPT_SYNC_KB_DEFAULT, .progress = NULL,    \
-     .progress_arg = NULL, .tagidx_merge = 0u, .no_powerloss_guard = 0}
+     .progress_arg = NULL, .tagidx_merge = 0u, .no_powerloss_guard = 0,        \
+     .rehome_by_id = 0}
 
 /*
  * Fill opts from the environment, PDC style (unset variables keep the
@@ -323,6 +331,28 @@ CKPT_API int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, 
 /* Key of a same-name entry; 0 if the name is too long or holds a NUL. At
  * most 13 + CKPT_NAMEKEY_MAX bytes. */
 CKPT_API size_t ckpt_key_pdc_same_name(uint8_t *out, const char *name, int32_t time_step, uint64_t obj_id);
+
+/* Name aliases, written by a re-homing with rehome_by_id: where an
+ * object's or container's name home is not its id home, the name home
+ * holds a copy of its record (without kvtags, regions or members) so that
+ * a lookup by name finds it: entry `a` . namekey . time step . id (object)
+ * or `c` . namekey . id (container) in pdc_server, the record as value. A
+ * re-homing drops them and writes those of the new count. */
+#define CKPT_PDC_ALIAS_OBJ 'a'
+#define CKPT_PDC_ALIAS_CONT 'c'
+/* Keys of the aliases; 0 if the name is too long or holds a NUL. At most
+ * 13 + CKPT_NAMEKEY_MAX bytes. */
+CKPT_API size_t ckpt_key_pdc_alias_obj(uint8_t *out, const char *name, int32_t time_step, uint64_t obj_id);
+CKPT_API size_t ckpt_key_pdc_alias_cont(uint8_t *out, const char *name, uint64_t cont_id);
+typedef int (*ckpt_obj_cb)(const struct ckpt_obj *obj, void *payload);
+typedef int (*ckpt_cont_cb)(const struct ckpt_cont *cont, void *payload);
+/* The object aliases of one name and time step (ascending ids), or with
+ * name NULL every object alias of the store. */
+CKPT_API int ckpt_hooks_foreach_obj_alias(ckpt_hooks_read *r, const char *name, int32_t time_step,
+                                          ckpt_obj_cb cb, void *payload);
+/* The container aliases of one name, or with name NULL every one. */
+CKPT_API int ckpt_hooks_foreach_cont_alias(ckpt_hooks_read *r, const char *name, ckpt_cont_cb cb,
+                                           void *payload);
 
 /* PDC's DART (IDIOMS) index. PDC's server keeps it in memory only (its
  * own persistence is a file per virtual node, written at close); a server

@@ -38,7 +38,7 @@
 /* Bytes buffered for sending before an exchange round. */
 #define RH_ROUND_BYTES ((size_t)32 << 20)
 
-enum rh_kind { RH_CONT = 1, RH_OBJ, RH_KVTAG, RH_MEMBER, RH_REGION, RH_IDHOME };
+enum rh_kind { RH_CONT = 1, RH_OBJ, RH_KVTAG, RH_MEMBER, RH_REGION, RH_IDHOME, RH_PDC, RH_ALIAS };
 
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
@@ -263,6 +263,7 @@ struct rh {
     struct buf recv;
     uint64_t records, moved;
     int env;                   /* old environment being read */
+    int by_id;                 /* placement: id home, aliases at name homes */
     ckpt_rtxn *tx;             /* its read transaction */
     int aborted;               /* a round saw a failure: no more rounds */
     int32_t origin;            /* rank count the store was first written with */
@@ -296,14 +297,16 @@ static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const ui
         struct ckpt_cont c;
         if (klen != 8 || ckpt_rec_cont_decode(&c, v, vlen, &off))
             break;
+        ckpt_store_reserve_id(st, ckpt_key_get_u64(k)); /* ignored outside this rank's range */
         return ckpt_store_put_cont(st, ckpt_key_get_u64(k), c.cont_name, strlen(c.cont_name), v, vlen);
     }
     case RH_OBJ: {
         struct ckpt_obj o;
         if (klen != 8 || ckpt_rec_obj_decode(&o, v, vlen, &off))
             break;
+        ckpt_store_reserve_id(st, ckpt_key_get_u64(k));
         return ckpt_store_put_obj(st, ckpt_key_get_u64(k), o.obj_name, strlen(o.obj_name), o.time_step,
-                                  v, vlen);
+                                  o.cont_id, v, vlen);
     }
     case RH_KVTAG: {
         struct ckpt_kvtag t;
@@ -320,7 +323,16 @@ static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const ui
     case RH_REGION:
         return ckpt_store_put_raw(st, CKPT_DB_REGION, k, klen, v, vlen);
     case RH_IDHOME:
+        if (klen != 8)
+            break;
+        /* an id of this rank's range: the sequence continues above it */
+        ckpt_store_reserve_id(st, ckpt_key_get_u64(k));
         return ckpt_store_put_raw(st, CKPT_DB_ID_HOME, k, klen, v, vlen);
+    case RH_PDC:
+    case RH_ALIAS:
+        if (klen == 0)
+            break;
+        return ckpt_store_put_raw(st, CKPT_DB_PDC_SERVER, k, klen, v, vlen);
     default:
         break;
     }
@@ -428,8 +440,9 @@ static int send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen
                     size_t vlen, int *err)
 {
     int still;
-    x->records += kind == RH_IDHOME ? 0 : 1;
-    if (kind != RH_IDHOME && dest != x->env)
+    int derived = kind == RH_IDHOME || kind == RH_ALIAS;
+    x->records += derived ? 0 : 1;
+    if (!derived && dest != x->env)
         x->moved++;
     int rc = queue(x, dest, kind, k, klen, v, vlen);
     if (rc == 0 && x->buffered >= RH_ROUND_BYTES)
@@ -457,6 +470,23 @@ static int send_named(struct rh *x, int kind, const ckpt_val *k, const ckpt_val 
     return rc;
 }
 
+/* rehome_by_id: the record to its id home, an alias (key ak) to its name
+ * home when that is another rank */
+static int send_by_id(struct rh *x, int kind, const ckpt_val *k, const ckpt_val *v, int name_home,
+                      const uint8_t *ak, size_t alen, int *err)
+{
+    int home = ckpt_id_dir_rank(ckpt_key_get_u64(k->data), x->p_new);
+    int rc = send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
+    if (rc == 0 && name_home != home) {
+        if (alen == 0)
+            return ckpt_error(CKPT_E_NAMETOOLONG, "re-homing: rank-%d: the name of %s %llu cannot be "
+                              "keyed", x->env, kind == RH_OBJ ? "object" : "container",
+                              (unsigned long long)ckpt_key_get_u64(k->data));
+        rc = send_rec(x, name_home, RH_ALIAS, ak, alen, v->data, v->len, err);
+    }
+    return rc;
+}
+
 struct walk_ctx {
     struct rh *x;
     int *err;
@@ -476,7 +506,12 @@ static int w_cont(const ckpt_val *k, const ckpt_val *v, void *p)
     size_t off;
     if (k->len != 8 || ckpt_rec_cont_decode(&c, v->data, v->len, &off))
         return bad(w->x, "cont", k);
-    return send_named(w->x, RH_CONT, k, v, ckpt_home_cont(c.cont_name, w->x->p_new), w->err);
+    int name_home = ckpt_home_cont(c.cont_name, w->x->p_new);
+    if (!w->x->by_id)
+        return send_named(w->x, RH_CONT, k, v, name_home, w->err);
+    uint8_t ak[9 + CKPT_NAMEKEY_MAX];
+    size_t alen = ckpt_key_pdc_alias_cont(ak, c.cont_name, ckpt_key_get_u64(k->data));
+    return send_by_id(w->x, RH_CONT, k, v, name_home, ak, alen, w->err);
 }
 
 static int w_obj(const ckpt_val *k, const ckpt_val *v, void *p)
@@ -486,8 +521,32 @@ static int w_obj(const ckpt_val *k, const ckpt_val *v, void *p)
     size_t off;
     if (k->len != 8 || ckpt_rec_obj_decode(&o, v->data, v->len, &off))
         return bad(w->x, "obj", k);
-    return send_named(w->x, RH_OBJ, k, v, ckpt_home_obj(o.obj_name, o.time_step, w->x->p_new),
-                      w->err);
+    int name_home = ckpt_home_obj(o.obj_name, o.time_step, w->x->p_new);
+    if (!w->x->by_id)
+        return send_named(w->x, RH_OBJ, k, v, name_home, w->err);
+    uint8_t *rec = NULL;
+    ckpt_val nv = *v;
+    if (o.data_server_id >= (uint32_t)w->x->p_new) {
+        /* PDC's client sends the object's region transfers to its data
+         * server: one of the new count (the store holds no region data:
+         * w_pdc refuses those tables) */
+        size_t len = 0, cap = v->len + 64;
+        o.data_server_id %= (uint32_t)w->x->p_new;
+        if ((rec = malloc(cap)) == NULL)
+            return ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory");
+        if (ckpt_rec_obj_encode(&len, rec, cap, &o) != 0) {
+            free(rec);
+            return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: object %llu does not encode again",
+                              w->x->env, (unsigned long long)o.obj_id);
+        }
+        nv.data = rec;
+        nv.len = len;
+    }
+    uint8_t ak[13 + CKPT_NAMEKEY_MAX];
+    size_t alen = ckpt_key_pdc_alias_obj(ak, o.obj_name, o.time_step, ckpt_key_get_u64(k->data));
+    int rc = send_by_id(w->x, RH_OBJ, k, &nv, name_home, ak, alen, w->err);
+    free(rec);
+    return rc;
 }
 
 /* New home of an owner id (object or container) stored in the env read. */
@@ -497,6 +556,10 @@ static int owner_home(struct rh *x, uint64_t owner, int *home)
     size_t off;
     if (owner == x->cached_owner && x->cached_home >= 0) {
         *home = x->cached_home;
+        return 0;
+    }
+    if (x->by_id) {
+        *home = ckpt_id_dir_rank(owner, x->p_new);
         return 0;
     }
     if (ckpt_get_obj(&v, x->tx, owner) == 0) {
@@ -545,6 +608,51 @@ static int w_region(const ckpt_val *k, const ckpt_val *v, void *p)
     return w_owned(p, RH_REGION, 9, k, v);
 }
 
+/* A pdc_server entry. Same-name entries go with their object; name
+ * aliases are dropped (the objects and containers they copy make those of
+ * the new count). The DART and region tables of a PDC server depend on
+ * the rank count in ways their keys do not say: such a store is not
+ * re-homed (docs/ELASTIC.md, "In PDC's server"). */
+static int w_pdc(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct walk_ctx *w = p;
+    const uint8_t *kd = k->data;
+    int home = 0, rc;
+    if (k->len == 0)
+        return bad(w->x, "pdc_server", k);
+    switch (kd[0]) {
+    case CKPT_PDC_SAME_NAME:
+        if (k->len < 13)
+            return bad(w->x, "pdc_server", k);
+        rc = owner_home(w->x, ckpt_key_get_u64(kd + k->len - 8), &home);
+        if (rc == CKPT_E_CORRUPT)
+            return 0; /* the entry of a deleted object: it names nothing */
+        if (rc != 0)
+            return rc;
+        return send_rec(w->x, home, RH_PDC, k->data, k->len, v->data, v->len, w->err);
+    case CKPT_PDC_ALIAS_OBJ:
+    case CKPT_PDC_ALIAS_CONT:
+        return 0;
+    case CKPT_PDC_DART:
+    case CKPT_PDC_DATA_REGION:
+    case CKPT_PDC_XFER_REGION:
+        /* PDC's region transfers pick data servers from the count (the
+         * object's data server, the client's rank, a partition over all
+         * servers); a data server's table of regions given to another data
+         * server, or read through another partition, answers PDC's region
+         * reads with other bytes than were written. DART hashes keys over
+         * the servers. Refused: the store restarts on its old count. */
+        return ckpt_error(CKPT_E_MISMATCH, "re-homing: rank-%d holds %s entries (pdc_server `%c`), "
+                          "which are not re-homed: restart on the count the store was written with "
+                          "(%d)", w->x->env, kd[0] == CKPT_PDC_DART ? "PDC DART index"
+                          : kd[0] == CKPT_PDC_DATA_REGION ? "PDC data-server region"
+                          : "PDC transfer-request region", kd[0], w->x->p_old);
+    default:
+        return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: a pdc_server entry of unknown kind "
+                          "0x%02x", w->x->env, kd[0]);
+    }
+}
+
 /* Read old environment i and queue all of its records. */
 static int read_env(struct rh *x, const char *root, int i, int *err)
 {
@@ -559,8 +667,9 @@ static int read_env(struct rh *x, const char *root, int i, int *err)
         if ((rc = ckpt_iter(x->tx, CKPT_DB_CONT, NULL, 0, w_cont, &w)) == 0 &&
             (rc = ckpt_iter(x->tx, CKPT_DB_OBJ, NULL, 0, w_obj, &w)) == 0 &&
             (rc = ckpt_iter(x->tx, CKPT_DB_KVTAG, NULL, 0, w_kvtag, &w)) == 0 &&
-            (rc = ckpt_iter(x->tx, CKPT_DB_CONT_OBJ, NULL, 0, w_member, &w)) == 0)
-            rc = ckpt_iter(x->tx, CKPT_DB_REGION, NULL, 0, w_region, &w);
+            (rc = ckpt_iter(x->tx, CKPT_DB_CONT_OBJ, NULL, 0, w_member, &w)) == 0 &&
+            (rc = ckpt_iter(x->tx, CKPT_DB_REGION, NULL, 0, w_region, &w)) == 0)
+            rc = ckpt_iter(x->tx, CKPT_DB_PDC_SERVER, NULL, 0, w_pdc, &w);
         ckpt_rtxn_end(x->tx);
         x->tx = NULL;
     }
@@ -732,6 +841,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     x.p_old = s.old_nranks;
     x.origin = info[2];
     x.cached_home = -1;
+    x.by_id = o->rehome_by_id != 0;
     snprintf(newroot, sizeof newroot, "%s/" RH_NEW, o->store_root);
     x.send = calloc((size_t)size, sizeof *x.send);
     if (x.send == NULL)

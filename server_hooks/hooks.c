@@ -283,7 +283,7 @@ static int obj_put(ckpt_hooks *h, const struct ckpt_obj *o)
     if ((rc = with_record("object", enc_obj, o, &heap, stack, &len)) != 0)
         return rc;
     rc = ckpt_store_put_obj(h->st, o->obj_id, o->obj_name, strlen(o->obj_name), o->time_step,
-                            heap ? heap : stack, len);
+                            o->cont_id, heap ? heap : stack, len);
     free(heap);
     return rc;
 }
@@ -886,6 +886,76 @@ int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, int32_t t
     struct same_walk w = {r->h, cb, payload};
     /* the prefix: everything but the id */
     return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, klen - 8, walk_same_name, &w);
+}
+
+/* ---- name aliases (pdc_server entries `a` and `c`) ---- */
+
+size_t ckpt_key_pdc_alias_obj(uint8_t *out, const char *name, int32_t ts, uint64_t obj_id)
+{
+    size_t n = ckpt_key_pdc_same_name(out, name, ts, obj_id);
+    if (n)
+        out[0] = CKPT_PDC_ALIAS_OBJ;
+    return n;
+}
+
+size_t ckpt_key_pdc_alias_cont(uint8_t *out, const char *name, uint64_t cont_id)
+{
+    size_t n;
+    if (out == NULL || name == NULL || (n = ckpt_key_name(out + 1, name, strlen(name))) == 0)
+        return 0;
+    out[0] = CKPT_PDC_ALIAS_CONT;
+    ckpt_key_u64(out + 1 + n, cont_id);
+    return 9 + n;
+}
+
+struct alias_walk {
+    ckpt_hooks *h;
+    ckpt_obj_cb obj;
+    ckpt_cont_cb cont;
+    void *payload;
+};
+
+static int walk_alias(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct alias_walk *w = p;
+    size_t off = 0;
+    if (w->obj) {
+        struct ckpt_obj o;
+        if (k->len < 13 || ckpt_rec_obj_decode(&o, v->data, v->len, &off) != 0)
+            return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
+        return w->obj(&o, w->payload);
+    }
+    struct ckpt_cont c;
+    if (k->len < 9 || ckpt_rec_cont_decode(&c, v->data, v->len, &off) != 0)
+        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
+    return w->cont(&c, w->payload);
+}
+
+int ckpt_hooks_foreach_obj_alias(ckpt_hooks_read *r, const char *name, int32_t ts, ckpt_obj_cb cb,
+                                 void *payload)
+{
+    uint8_t key[13 + CKPT_NAMEKEY_MAX];
+    size_t klen = 1;
+    if (r == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    key[0] = CKPT_PDC_ALIAS_OBJ;
+    if (name != NULL && (klen = ckpt_key_pdc_alias_obj(key, name, ts, 0)) == 0)
+        return 0; /* a name the store cannot key has no entries */
+    struct alias_walk w = {r->h, cb, NULL, payload};
+    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, name ? klen - 8 : 1, walk_alias, &w);
+}
+
+int ckpt_hooks_foreach_cont_alias(ckpt_hooks_read *r, const char *name, ckpt_cont_cb cb, void *payload)
+{
+    uint8_t key[9 + CKPT_NAMEKEY_MAX];
+    size_t klen = 1;
+    if (r == NULL || cb == NULL)
+        return CKPT_E_INVAL;
+    key[0] = CKPT_PDC_ALIAS_CONT;
+    if (name != NULL && (klen = ckpt_key_pdc_alias_cont(key, name, 0)) == 0)
+        return 0;
+    struct alias_walk w = {r->h, NULL, cb, payload};
+    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, name ? klen - 8 : 1, walk_alias, &w);
 }
 
 /* ---- PDC's DART (IDIOMS) entries (pdc_server `i`) ---- */

@@ -83,31 +83,47 @@ static int del_index_if(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, const uint8_t
     return 0;
 }
 
-/* Index key (namekey . ts, or a container's namekey) of a record already
- * stored, from the caller's keys function (the store never decodes a
- * record); 0 when there is none or the record does not give its keys. */
-static size_t stored_index_key(ckpt_store *st, uint8_t *out, int is_obj, const void *rec,
-                               size_t len, uint64_t *cont_id)
+/* The keys an object or container record already stored was put with:
+ * format 5 keeps them in obj_keys/cont_keys; before it, the caller's
+ * rec_keys reads them from the record (rec, unsealed; NULL: read it). *have
+ * is 0 when there are none (no record, or keys that do not decode). 0, or
+ * an LMDB error. */
+static int stored_keys(int *have, struct ckpt_rec_keys *rk, ckpt_store *st, MDB_txn *txn,
+                       int is_obj, const uint8_t id8[8], const MDB_val *rec)
 {
-    struct ckpt_rec_keys rk;
-    size_t n;
-    if (ckpt_stored_keys(st, &rk, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, rec, len) != 0 ||
-        rk.name == NULL || (n = ckpt_key_name(out, rk.name, rk.nlen)) == 0)
+    MDB_val k = {8, (void *)id8}, v;
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
+    int rc;
+    *have = 0;
+    if (st->keys) {
+        rc = mdb_get(txn, st->dbi[kdb], &k, &v);
+        if (rc == MDB_NOTFOUND)
+            return 0;
+        if (rc)
+            return rc;
+        unseal(st, &v);
+        *have = ckpt_keys_decode(rk, kdb, v.mv_data, v.mv_size) == 0;
         return 0;
-    if (is_obj) {
-        ckpt_key_i32(out + n, rk.ts);
-        n += 4;
     }
-    if (cont_id)
-        *cont_id = rk.cont_id;
-    return n;
+    if (rec == NULL) {
+        rc = mdb_get(txn, st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT], &k, &v);
+        if (rc == MDB_NOTFOUND)
+            return 0;
+        if (rc)
+            return rc;
+        unseal(st, &v);
+        rec = &v;
+    }
+    *have = ckpt_stored_keys(st, rk, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, rec->mv_data,
+                             rec->mv_size) == 0 && rk->name != NULL;
+    return 0;
 }
 
-/* Put a name-index entry ikey -> id. For hashed (long) names, an entry that
- * names another id whose record carries a different name is a hash
- * collision: refuse rather than overwrite it. */
+/* Put a name-index entry ikey -> id (its record's name: name). For hashed
+ * (long) names, an entry that names another id whose record carries a
+ * different name is a hash collision: refuse rather than overwrite it. */
 static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ikey, size_t ilen,
-                     const uint8_t id8[8])
+                     const uint8_t id8[8], const struct ckpt_rec_keys *name)
 {
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val k = {ilen, (void *)ikey}, v = {8, (void *)id8};
@@ -116,39 +132,47 @@ static int put_index(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *ik
     if (rc != MDB_KEYEXIST)
         return rc;
     ckpt_key_name_len(ikey, ilen, &hashed);
-    if (hashed && v.mv_size == 8 && memcmp(v.mv_data, id8, 8) != 0) {
-        MDB_val ok = {8, v.mv_data}, orec, nk = {8, (void *)id8}, nrec;
-        MDB_dbi rdbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
-        if (mdb_get(txn, rdbi, &ok, &orec) == 0 && mdb_get(txn, rdbi, &nk, &nrec) == 0) {
-            struct ckpt_rec_keys k1, k2;
-            int db = is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT;
-            unseal(st, &orec);
-            unseal(st, &nrec);
-            int r1 = ckpt_stored_keys(st, &k1, db, orec.mv_data, orec.mv_size);
-            int r2 = ckpt_stored_keys(st, &k2, db, nrec.mv_data, nrec.mv_size);
-            if (r1 == 0 && r2 == 0 && k1.name != NULL && k2.name != NULL &&
-                (k1.nlen != k2.nlen || memcmp(k1.name, k2.name, k1.nlen) != 0))
-                return -1; /* collision, reported by the caller */
-        }
+    if (hashed && v.mv_size >= 8 && memcmp(v.mv_data, id8, 8) != 0) {
+        uint8_t other[8];
+        struct ckpt_rec_keys ok;
+        int have;
+        memcpy(other, v.mv_data, 8);
+        if ((rc = stored_keys(&have, &ok, st, txn, is_obj, other, NULL)) != 0)
+            return rc;
+        if (have && (ok.nlen != name->nlen || memcmp(ok.name, name->name, ok.nlen) != 0))
+            return -1; /* collision, reported by the caller */
     }
     v.mv_size = 8;
     v.mv_data = (void *)id8;
     return ckpt_put_sealed(st, txn, dbi, &k, &v, 0);
 }
 
-/* Put obj/cont record; drop the old record's index entry if its name
- * changed; then index the new name. */
+/* Put an object or container record with the keys it was staged with
+ * (aux: ckpt_keys_encode's bytes); drop the old record's name-index entry
+ * if its name changed; then index the new name. */
 static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
                      const uint8_t *a, size_t alen, const uint8_t *v, size_t vlen)
 {
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
     MDB_dbi idbi = st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME];
     MDB_val key = {8, (void *)k}, val = {vlen, (void *)v};
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
+    uint8_t ik[CKPT_NAMEKEY_MAX + 4], old[CKPT_NAMEKEY_MAX + 4];
+    struct ckpt_rec_keys nk, ok;
+    size_t in, on = 0;
+    int have = 0;
+    if (ckpt_keys_decode(&nk, kdb, a, alen) != 0 ||
+        (in = ckpt_keys_index_key(ik, is_obj, &nk)) == 0)
+        return EINVAL; /* stage.c encoded them: a damaged batch */
     int rc = ckpt_put_rec(st, txn, dbi, &key, &val, MDB_NOOVERWRITE);
     if (rc == MDB_KEYEXIST) {
-        uint8_t old[CKPT_NAMEKEY_MAX + 4];
-        size_t on = stored_index_key(st, old, is_obj, val.mv_data, val.mv_size, NULL);
-        if (on > 0 && (on != alen || memcmp(old, a, on) != 0) &&
+        MDB_val orec = val;
+        unseal(st, &orec);
+        if ((rc = stored_keys(&have, &ok, st, txn, is_obj, k, &orec)) != 0)
+            return rc;
+        if (have)
+            on = ckpt_keys_index_key(old, is_obj, &ok);
+        if (on > 0 && (on != in || memcmp(old, ik, on) != 0) &&
             (rc = del_index_if(st, txn, idbi, old, on, k)) != 0)
             return rc;
         val.mv_size = vlen;
@@ -157,34 +181,40 @@ static int put_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k,
     }
     if (rc)
         return rc;
-    return put_index(st, txn, is_obj, a, alen, k);
+    if (st->keys) {
+        MDB_val kv = {alen, (void *)a};
+        if ((rc = ckpt_put_rec(st, txn, st->dbi[kdb], &key, &kv, 0)) != 0)
+            return rc;
+    }
+    return put_index(st, txn, is_obj, ik, in, k, &nk);
 }
 
 static int del_named(ckpt_store *st, MDB_txn *txn, int is_obj, const uint8_t *k)
 {
     MDB_dbi dbi = st->dbi[is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT];
-    MDB_val key = {8, (void *)k}, val;
-    int rc = mdb_get(txn, dbi, &key, &val);
-    if (rc == 0) {
+    const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
+    struct ckpt_rec_keys rk;
+    int have, rc = stored_keys(&have, &rk, st, txn, is_obj, k, NULL);
+    if (rc)
+        return rc;
+    if (have) {
         uint8_t ik[CKPT_NAMEKEY_MAX + 4], mk[16];
-        unseal(st, &val);
-        uint64_t cont_id = 0;
-        size_t n = stored_index_key(st, ik, is_obj, val.mv_data, val.mv_size, &cont_id);
+        size_t n = ckpt_keys_index_key(ik, is_obj, &rk);
         if (n > 0 &&
             (rc = del_index_if(st, txn, st->dbi[is_obj ? CKPT_DB_OBJ_NAME : CKPT_DB_CONT_NAME], ik,
                                n, k)) != 0)
             return rc;
-        if (is_obj && cont_id != 0) {
-            ckpt_key_u64(mk, cont_id);
+        if (is_obj && rk.cont_id != 0) {
+            ckpt_key_u64(mk, rk.cont_id);
             memcpy(mk + 8, k, 8);
             if ((rc = ckpt_del_quiet(txn, st->dbi[CKPT_DB_CONT_OBJ], mk, 16)) != 0)
                 return rc;
         }
-        if ((rc = mdb_del(txn, dbi, &key, NULL)) != 0)
-            return rc;
-    } else if (rc != MDB_NOTFOUND) {
-        return rc;
     }
+    if (st->keys && (rc = ckpt_del_quiet(txn, st->dbi[kdb], k, 8)) != 0)
+        return rc;
+    if ((rc = ckpt_del_quiet(txn, dbi, k, 8)) != 0)
+        return rc;
     if ((rc = del_prefix(st, txn, CKPT_DB_KVTAG, k, 8)) != 0)
         return rc;
     return del_prefix(st, txn, is_obj ? CKPT_DB_REGION : CKPT_DB_CONT_OBJ, k, 8);

@@ -96,7 +96,7 @@ CKPT_API const char *ckpt_errname(int err);
 
 /* ---- layout constants ---- */
 #define CKPT_FORMAT_MAGIC "pdc-ckpt"
-#define CKPT_FORMAT_VERSION 4u
+#define CKPT_FORMAT_VERSION 5u
 /* Longest object/container/tag name accepted (PDC's own limit is 1023). */
 #define CKPT_NAME_MAX 4096u
 /* Names up to this many bytes are stored whole in keys; longer ones as a
@@ -124,6 +124,13 @@ enum ckpt_db {
      * BULKI record; docs/STORE.md, "pdc_server"). A store written before
      * it existed has none: a reader sees it empty, a writer creates it. */
     CKPT_DB_PDC_SERVER,
+    /* Format 5: the keys each object or container record was put with
+     * (id -> ts . cont id . name for objects, id -> name for containers;
+     * ckpt_key_obj_keys), so that a replacement or a delete finds the
+     * record's index entries without reading the record. Stores of
+     * formats 1 to 4 have none (docs/STORE.md, "Record keys"). */
+    CKPT_DB_OBJ_KEYS,
+    CKPT_DB_CONT_KEYS,
     CKPT_DB_COUNT
 };
 CKPT_API const char *ckpt_db_name(int db);
@@ -163,12 +170,15 @@ CKPT_API const char *ckpt_sync_mode_name(int mode);
 
 /* What the store's indexes need of a stored object, container or kvtag
  * record: the store treats records as opaque bytes and never decodes them.
- * The caller passes these keys with each put (ckpt_store_put_obj's name
- * and time step, ...); the store asks for them again only when it must
- * find the index entries of a record already stored: when a put replaces
- * an object or container record (its old name entry goes), when a delete
- * cascades (name entry, and an object's membership in its container), and
- * to tell long (hashed) names apart (docs/STORE.md, "Long names"). */
+ * The caller passes these keys with each put (ckpt_store_put_obj's name,
+ * time step and container, ...), and the store keeps an object's and a
+ * container's (obj_keys, cont_keys) for when it must find the index
+ * entries of a record already stored: when a put replaces it (its old name
+ * entry goes), when a delete cascades (name entry, and an object's
+ * membership in its container), and to tell long (hashed) names apart
+ * (docs/STORE.md, "Long names"). Stores of format 1 to 4 keep none: for
+ * them, and for a kvtag's long name, the store asks the caller's
+ * ckpt_rec_keys_fn. */
 struct ckpt_rec_keys {
     const char *name;   /* the record's name; may point into the record */
     size_t nlen;
@@ -180,6 +190,10 @@ struct ckpt_rec_keys {
  * the record). 0, or a negative error when the record does not decode.
  * The hooks' records: ckpt_rec_keys (ckpt_hooks.h). */
 typedef int (*ckpt_rec_keys_fn)(struct ckpt_rec_keys *keys, int db, const void *rec, size_t len);
+/* Decode a value of obj_keys or cont_keys (db: CKPT_DB_OBJ_KEYS or
+ * CKPT_DB_CONT_KEYS; format 5) into *keys, name pointing into v: 0, or -1
+ * when it cannot be one (docs/STORE.md, "Record keys"). */
+CKPT_API int ckpt_keys_decode(struct ckpt_rec_keys *keys, int db, const void *v, size_t len);
 
 struct ckpt_store_opts {
     /* sizeof(struct ckpt_store_opts) as the caller was built
@@ -214,12 +228,13 @@ struct ckpt_store_opts {
      * the store can fail to open or hold torn records (docs/STORE.md,
      * "Power loss"). A process crash loses nothing either way. */
     int no_powerloss_guard;
-    /* Keys of a stored record (struct ckpt_rec_keys). NULL: the store
-     * cannot find a stored record's index entries, so it refuses
-     * (CKPT_E_INVAL, naming this field) the puts and deletes of objects
-     * and containers and the lookups by long names, which need them;
-     * kvtags, regions, memberships, raw puts and every other read work
-     * without it. The hooks set ckpt_rec_keys (ckpt_hooks.h). */
+    /* Keys of a stored record (struct ckpt_rec_keys), for what the store
+     * does not keep itself: a kvtag's long name on lookup, and, in stores
+     * of format 1 to 4, an object's or container's keys on a replacement,
+     * a delete or a long-name lookup, and when a copy writes such a store
+     * out in format 5. NULL: those are refused (CKPT_E_INVAL, naming this
+     * field); everything else works without it. The hooks set
+     * ckpt_rec_keys (ckpt_hooks.h). */
     ckpt_rec_keys_fn rec_keys;
 };
 #define CKPT_TAGIDX_MERGE_DEFAULT 16384u
@@ -318,10 +333,12 @@ CKPT_API int ckpt_store_next_id(uint64_t *id, ckpt_store *st);
 CKPT_API int ckpt_store_reserve_id(ckpt_store *st, uint64_t id);
 
 /* ---- staged mutations (schema level; records are encoded BULKI) ---- */
-/* Object: obj[id] = rec; obj_name[name, ts] = id. If an earlier record of
- * this id had another name/ts, its name entry is removed. */
+/* Object: obj[id] = rec; obj_name[name, ts] = id; obj_keys[id] = (ts,
+ * cont_id, name). cont_id: the container the object belongs to (0: none),
+ * whose membership entry a delete of the object removes. If an earlier
+ * record of this id had another name/ts, its name entry is removed. */
 CKPT_API int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
-                                int32_t ts, const void *rec, size_t len);
+                                int32_t ts, uint64_t cont_id, const void *rec, size_t len);
 /* Delete an object with its name entry, kvtags, tag index entries, regions
  * and its membership in its own container (the record's cont_id), when that
  * container's membership list is in this environment. Memberships belong
@@ -358,7 +375,7 @@ CKPT_API int ckpt_store_del_raw(ckpt_store *st, int db, const void *key, size_t 
  * fsyncs it, renames it to path and fsyncs the directory; the batch stays
  * staged. It refuses (CKPT_E_EXISTS) to replace a file at path that this
  * handle did not replay or write. A writer only. *nops: mutations written. */
-#define CKPT_PENDING_FORMAT 1u
+#define CKPT_PENDING_FORMAT 2u
 CKPT_API int ckpt_store_pending_export(ckpt_store *st, const char *path, size_t *nops);
 /* Replay a pending file into a writer of the same rank that has nothing
  * staged (right after its open): the whole file is checked first (magic,

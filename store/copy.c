@@ -67,6 +67,46 @@ static int compact_put(const ckpt_val *k, const ckpt_val *v, void *p)
     return j->rc != 0;
 }
 
+/* ckpt_iter callback of a copy into format 5 from an older store: the
+ * keys of each object or container record, read from it by the caller's
+ * rec_keys (the store has no other source for them), into obj_keys or
+ * cont_keys. */
+struct keys_job {
+    ckpt_store *st;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    int db;  /* CKPT_DB_OBJ or CKPT_DB_CONT */
+    int rc;   /* an LMDB error */
+    int code; /* or a store error code, with the message set */
+};
+
+static int keys_put(const ckpt_val *k, const ckpt_val *v, void *p)
+{
+    struct keys_job *j = p;
+    struct ckpt_rec_keys rk;
+    uint8_t buf[CKPT_OBJ_KEYS_FIXED + CKPT_NAME_MAX];
+    int rc = ckpt_stored_keys(j->st, &rk, j->db, v->data, v->len);
+    if (rc != 0 || rk.name == NULL || rk.nlen > CKPT_NAME_MAX) {
+        char kt[40];
+        ckpt_key_text(kt, sizeof kt, k->data, k->len);
+        j->code = ckpt_seterr(j->st, rc == CKPT_E_INVAL && j->st->opts.rec_keys == NULL
+                                       ? CKPT_E_INVAL : CKPT_E_CORRUPT, 0,
+                            "%s: copying into format %u: the keys of %s record %s cannot be read"
+                            "%s", j->st->path, CKPT_FORMAT_VERSION, ckpt_db_name(j->db), kt,
+                            j->st->opts.rec_keys == NULL
+                                ? " (the store was opened without ckpt_store_opts.rec_keys)" : "");
+        return 1;
+    }
+    MDB_val kk = {k->len, (void *)k->data};
+    size_t n = ckpt_keys_encode(buf, j->db == CKPT_DB_OBJ, &rk);
+    MDB_val r = {n + CKPT_CSUM_LEN, NULL};
+    if ((j->rc = mdb_put(j->txn, j->dbi, &kk, &r, MDB_APPEND | MDB_RESERVE)) != 0)
+        return 1;
+    memcpy(r.mv_data, buf, n);
+    ckpt_csum_seal(kk.mv_data, kk.mv_size, r.mv_data, n);
+    return 0;
+}
+
 /* The compacting copy: every database rebuilt entry by entry, through the
  * store's guarded reads, into a new environment in file. (LMDB's own
  * MDB_CP_COMPACT walks the B-trees with no defence against a damaged
@@ -100,7 +140,22 @@ static int copy_compact(ckpt_store *st, const char *file)
         if ((rc = mdb_dbi_open(txn, ckpt_db_name(db), MDB_CREATE | (dup ? CKPT_TAGIDX_FLAGS : 0),
                                &j.dbi)) != 0)
             break;
-        int r = ckpt_iter(tx, db, NULL, 0, compact_put, &j);
+        int r;
+        if (seal && !st->keys && (db == CKPT_DB_OBJ_KEYS || db == CKPT_DB_CONT_KEYS)) {
+            struct keys_job kj = {st, txn, j.dbi, CKPT_DB_CONT, 0, 0};
+            if (db == CKPT_DB_OBJ_KEYS)
+                kj.db = CKPT_DB_OBJ;
+            r = ckpt_iter(tx, kj.db, NULL, 0, keys_put, &kj);
+            if (r >= 0 && kj.code != 0) {
+                mdb_txn_abort(txn);
+                txn = NULL;
+                rc = kj.code; /* the message is set */
+                goto done;
+            }
+            j.rc = kj.rc;
+        } else {
+            r = ckpt_iter(tx, db, NULL, 0, compact_put, &j);
+        }
         if (r < 0) {
             mdb_txn_abort(txn);
             txn = NULL;

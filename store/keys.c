@@ -20,7 +20,7 @@
 
 static const char *const db_names[CKPT_DB_COUNT] = {
     "meta", "obj", "obj_name", "kvtag", "kvtag_name", "cont", "cont_name", "cont_obj", "region",
-    "id_home", "pdc_server",
+    "id_home", "pdc_server", "obj_keys", "cont_keys",
 };
 
 const char *ckpt_db_name(int db)
@@ -160,4 +160,48 @@ int ckpt_stored_keys(const ckpt_store *st, struct ckpt_rec_keys *k, int db, cons
     if (st->opts.rec_keys == NULL)
         return CKPT_E_INVAL;
     return st->opts.rec_keys(k, db, rec, len);
+}
+
+size_t ckpt_keys_encode(uint8_t *out, int is_obj, const struct ckpt_rec_keys *k)
+{
+    size_t o = 0;
+    if (is_obj) {
+        ckpt_key_i32(out, k->ts);
+        ckpt_key_u64(out + 4, k->cont_id);
+        o = CKPT_OBJ_KEYS_FIXED;
+    }
+    if (k->nlen)
+        memcpy(out + o, k->name, k->nlen);
+    return o + k->nlen;
+}
+
+int ckpt_keys_decode(struct ckpt_rec_keys *k, int db, const void *val, size_t len)
+{
+    const uint8_t *v = val;
+    memset(k, 0, sizeof *k);
+    if (db != CKPT_DB_OBJ_KEYS && db != CKPT_DB_CONT_KEYS)
+        return -1;
+    if (db == CKPT_DB_OBJ_KEYS) {
+        if (len < CKPT_OBJ_KEYS_FIXED)
+            return -1;
+        k->ts = ckpt_key_get_i32(v);
+        k->cont_id = ckpt_key_get_u64(v + 4);
+        v += CKPT_OBJ_KEYS_FIXED;
+        len -= CKPT_OBJ_KEYS_FIXED;
+    }
+    k->name = (const char *)v;
+    k->nlen = len;
+    return 0;
+}
+
+size_t ckpt_keys_index_key(uint8_t *out, int is_obj, const struct ckpt_rec_keys *k)
+{
+    size_t n;
+    if (k->name == NULL || (n = ckpt_key_name(out, k->name, k->nlen)) == 0)
+        return 0;
+    if (is_obj) {
+        ckpt_key_i32(out + n, k->ts);
+        n += 4;
+    }
+    return n;
 }

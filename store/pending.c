@@ -213,11 +213,14 @@ static int check_op(const uint8_t *o, char *why, size_t wl)
              (db != CKPT_DB_TAG_INDEX || (klen > 8 && klen <= CKPT_NAMEKEY_MAX + 8));
         break;
     case OP_PUT_OBJ:
-        ok = db == CKPT_DB_OBJ && klen == 8 && alen >= 5 && alen <= CKPT_NAMEKEY_MAX + 4;
+    case OP_PUT_CONT: {
+        /* aux: the record's keys (ckpt_keys_encode), a name without NUL */
+        const uint32_t fixed = kind == OP_PUT_OBJ ? CKPT_OBJ_KEYS_FIXED : 0;
+        ok = db == (kind == OP_PUT_OBJ ? CKPT_DB_OBJ : CKPT_DB_CONT) && klen == 8 &&
+             alen > fixed && alen - fixed <= CKPT_NAME_MAX &&
+             memchr(o + OPH + klen + fixed, 0, alen - fixed) == NULL;
         break;
-    case OP_PUT_CONT:
-        ok = db == CKPT_DB_CONT && klen == 8 && alen >= 1 && alen <= CKPT_NAMEKEY_MAX;
-        break;
+    }
     case OP_DEL_OBJ:
     case OP_DEL_CONT:
         ok = db == (kind == OP_DEL_OBJ ? CKPT_DB_OBJ : CKPT_DB_CONT) && klen == 8 && alen == 0 &&
@@ -313,6 +316,14 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         free(buf);
         return corrupt(st, path, flen, "truncated inside the 48-byte header");
     }
+    if (ckpt_le32_get(buf + 8) == 1 && ckpt_le32_get(buf + 12) == PND_HDR) {
+        /* format 1's object and container puts carry only a name-index key */
+        free(buf);
+        return ckpt_seterr(st, CKPT_E_VERSION, 0, "%s: pending file of format 1, written by a "
+                           "pdc-ckpt before store format 5; this build reads format %u: replay "
+                           "it with the build that wrote it (the file is left as it is)",
+                           path, CKPT_PENDING_FORMAT);
+    }
     if (ckpt_le32_get(buf + 8) != CKPT_PENDING_FORMAT || ckpt_le32_get(buf + 12) != PND_HDR) {
         snprintf(why, sizeof why, "format tag %u (header %u bytes); this build reads format %u",
                  ckpt_le32_get(buf + 8), ckpt_le32_get(buf + 12), CKPT_PENDING_FORMAT);
@@ -353,6 +364,11 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
             return corrupt(st, path, PND_HDR + off, "truncated inside an op header");
         }
         uint8_t *o = ops + off;
+        size_t sz = op_bytes(ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12));
+        if (sz > len - off) {
+            free(buf);
+            return corrupt(st, path, PND_HDR + off, "an op runs past the end of the file");
+        }
         if (check_op(o, why, sizeof why) != 0) {
             free(buf);
             return corrupt(st, path, PND_HDR + off, why);
@@ -360,11 +376,6 @@ int ckpt_store_pending_replay(ckpt_store *st, const char *path, size_t *nops)
         if ((rc = ckpt_check_rec_keys(st, o[0])) != 0) {
             free(buf);
             return rc; /* nothing staged */
-        }
-        size_t sz = op_bytes(ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12));
-        if (sz > len - off) {
-            free(buf);
-            return corrupt(st, path, PND_HDR + off, "an op runs past the end of the file");
         }
         struct op_hdr h = {o[0], o[1], 0, ckpt_le32_get(o + 4), ckpt_le32_get(o + 8), ckpt_le32_get(o + 12)};
         memcpy(o, &h, sizeof h);

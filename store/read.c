@@ -307,8 +307,19 @@ static int get_by_name(uint64_t *id, ckpt_val *rec, ckpt_rtxn *tx, int is_obj, c
     uint64_t got = ckpt_key_get_u64(v.data);
     if ((rc = get_by_id(&r, tx, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, got)) != 0)
         return rc;
-    if (hashed && (rc = name_matches(tx, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, &r, name, nlen)) != 0)
+    if (hashed && tx->st->keys) {
+        /* format 5: the name the record was put with, from obj_keys/cont_keys */
+        ckpt_val kv;
+        struct ckpt_rec_keys rk;
+        const int kdb = is_obj ? CKPT_DB_OBJ_KEYS : CKPT_DB_CONT_KEYS;
+        if ((rc = lookup(&kv, tx, kdb, v.data, 8)) != 0 ||
+            ckpt_keys_decode(&rk, kdb, kv.data, kv.len) != 0 || rk.nlen != nlen ||
+            memcmp(rk.name, name, nlen) != 0)
+            return rc == CKPT_E_NOTFOUND || rc == 0 ? CKPT_E_NOTFOUND : rc;
+    } else if (hashed &&
+               (rc = name_matches(tx, is_obj ? CKPT_DB_OBJ : CKPT_DB_CONT, &r, name, nlen)) != 0) {
         return rc;
+    }
     if (id)
         *id = got;
     if (rec)

@@ -122,8 +122,17 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
         st->csum = ckpt_csum_enabled();
     const unsigned version = *fresh ? (st->csum ? CKPT_FORMAT_VERSION : CKPT_FORMAT_CSUM - 1)
                                     : st->meta.format_version;
+    st->keys = version >= CKPT_FORMAT_KEYS;
     for (int db = CKPT_DB_META + 1; db < CKPT_DB_COUNT; db++) {
         unsigned flags = rdonly ? 0 : MDB_CREATE;
+        if (!st->keys && (CKPT_DBS_KEYS & (1u << db))) {
+            /* before format 5: no record keys; the caller's rec_keys reads
+             * them from the records (apply.c), and a writer keeps the
+             * store in its format, readable by the builds that wrote it */
+            st->absent |= 1u << db;
+            st->dbi[db] = st->dbi[CKPT_DB_META];
+            continue;
+        }
         if (db == CKPT_DB_TAG_INDEX && version >= 2)
             flags |= CKPT_TAGIDX_FLAGS;
         rc = mdb_dbi_open(txn, ckpt_db_name(db), flags, &st->dbi[db]);
@@ -180,12 +189,14 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                where[0] ? ": the database is damaged" : "");
         if (st->delta.pending > 0)
             st->delta.since_ms = ckpt_mono_ms();
-        /* A writer of a store without checksums converts it to format 3
-         * and no further: format 4 would need every record rewritten
-         * (ckpt-inspect copy does that); a format 3 store stays readable
-         * by the builds before format 4. */
+        /* A writer of a store of format 1 to 3 converts it to format 3
+         * and no further, and one of format 4 keeps it at 4: checksums
+         * and record keys would need every record rewritten (ckpt-inspect
+         * copy does that), and the store stays readable by the builds
+         * that wrote it. */
         if (!rdonly)
-            st->meta.format_version = st->csum ? CKPT_FORMAT_VERSION : CKPT_FORMAT_CSUM - 1;
+            st->meta.format_version = st->keys ? CKPT_FORMAT_VERSION
+                                      : st->csum ? CKPT_FORMAT_CSUM : CKPT_FORMAT_CSUM - 1;
     }
     return 0;
 }

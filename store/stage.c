@@ -28,7 +28,7 @@ int ckpt_batch_reserve(ckpt_store *st, size_t need)
 
 int ckpt_check_rec_keys(ckpt_store *st, int kind)
 {
-    if (st->opts.rec_keys != NULL ||
+    if (st->keys || st->opts.rec_keys != NULL ||
         (kind != OP_PUT_OBJ && kind != OP_DEL_OBJ && kind != OP_PUT_CONT && kind != OP_DEL_CONT))
         return 0;
     return ckpt_seterr(st, CKPT_E_INVAL, 0, "%s: a put or delete of an %s needs the store opened "
@@ -104,19 +104,23 @@ static int name_key(ckpt_store *st, uint8_t *out, size_t *n, const char *what, c
     return 0;
 }
 
+/* An object's or container's put carries, as its aux bytes, the record's
+ * keys as obj_keys/cont_keys store them (ckpt_keys_encode): apply.c
+ * derives the name-index key from them and keeps them for the record's
+ * replacement or delete. */
 int ckpt_store_put_obj(ckpt_store *st, uint64_t id, const char *name, size_t nlen, int32_t ts,
-                       const void *rec, size_t len)
+                       uint64_t cont_id, const void *rec, size_t len)
 {
-    uint8_t k[8], a[CKPT_NAMEKEY_MAX + 4];
+    uint8_t k[8], nk[CKPT_NAMEKEY_MAX], a[CKPT_OBJ_KEYS_FIXED + CKPT_NAME_MAX];
     size_t n;
     int rc;
     if (st == NULL)
         return CKPT_E_INVAL;
-    if ((rc = name_key(st, a, &n, "object", name, nlen)) != 0)
+    if ((rc = name_key(st, nk, &n, "object", name, nlen)) != 0)
         return rc;
-    ckpt_key_i32(a + n, ts);
+    struct ckpt_rec_keys rk = {name, nlen, ts, cont_id};
     ckpt_key_u64(k, id);
-    return stage(st, OP_PUT_OBJ, CKPT_DB_OBJ, k, 8, a, n + 4, rec, len);
+    return stage(st, OP_PUT_OBJ, CKPT_DB_OBJ, k, 8, a, ckpt_keys_encode(a, 1, &rk), rec, len);
 }
 
 int ckpt_store_del_obj(ckpt_store *st, uint64_t id)
@@ -166,15 +170,15 @@ int ckpt_store_del_kvtag(ckpt_store *st, uint64_t owner, const char *name, size_
 int ckpt_store_put_cont(ckpt_store *st, uint64_t id, const char *name, size_t nlen,
                         const void *rec, size_t len)
 {
-    uint8_t k[8], a[CKPT_NAMEKEY_MAX];
+    uint8_t k[8], nk[CKPT_NAMEKEY_MAX];
     size_t n;
     int rc;
     if (st == NULL)
         return CKPT_E_INVAL;
-    if ((rc = name_key(st, a, &n, "container", name, nlen)) != 0)
+    if ((rc = name_key(st, nk, &n, "container", name, nlen)) != 0)
         return rc;
     ckpt_key_u64(k, id);
-    return stage(st, OP_PUT_CONT, CKPT_DB_CONT, k, 8, a, n, rec, len);
+    return stage(st, OP_PUT_CONT, CKPT_DB_CONT, k, 8, name, nlen, rec, len);
 }
 
 int ckpt_store_del_cont(ckpt_store *st, uint64_t id)

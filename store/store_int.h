@@ -103,6 +103,10 @@ struct ckpt_store {
     /* Format 4: every value carries its record checksum (csum.h); reads
      * check and strip it (read.c), writes append it (ckpt_put_rec) */
     int csum;
+    /* Format 5: obj_keys and cont_keys hold the keys each object and
+     * container record was put with (apply.c); before, rec_keys reads
+     * them from the records */
+    int keys;
     unsigned absent;        /* a reader's databases (1u << db) that its store was written
                              * without (CKPT_DBS_ADDED_LATER): they read as empty */
 
@@ -431,11 +435,24 @@ int ckpt_batch_reserve(ckpt_store *st, size_t need);
  * none */
 int ckpt_check_rec_keys(ckpt_store *st, int kind);
 
+/* keys.c: format 5's record keys. obj_keys: id -> ts (ckpt_key_i32) .
+ * cont id (8, BE) . name; cont_keys: id -> name. Encode writes them to
+ * out (CKPT_OBJ_KEYS_FIXED + nlen bytes for an object, nlen for a
+ * container) and returns the length (ckpt_keys_decode: ckpt_store.h). Index key:
+ * the name-index key they give (namekey . ts, or namekey), 0 if none. */
+#define CKPT_OBJ_KEYS_FIXED 12u
+size_t ckpt_keys_encode(uint8_t *out, int is_obj, const struct ckpt_rec_keys *k);
+size_t ckpt_keys_index_key(uint8_t *out, int is_obj, const struct ckpt_rec_keys *k);
+
 #define CKPT_META_KEY "meta"
 /* Databases added to the schema after stores were written without them
  * (and without a format change): a writer creates one, a reader of such a
  * store reads it as empty (st->absent). pdc_server: PDC's server state. */
 #define CKPT_DBS_ADDED_LATER (1u << CKPT_DB_PDC_SERVER)
+/* format 5's record keys: absent from older stores, for readers and
+ * writers alike (schema.c) */
+#define CKPT_FORMAT_KEYS 5u
+#define CKPT_DBS_KEYS ((1u << CKPT_DB_OBJ_KEYS) | (1u << CKPT_DB_CONT_KEYS))
 /* Staged bytes above which new mutations are refused while commits fail. */
 #define CKPT_BATCH_MAX_BYTES ((size_t)256 << 20)
 

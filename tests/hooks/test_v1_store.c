@@ -248,19 +248,23 @@ static void test_v1_store_is_converted_by_a_writer(void **state)
 }
 
 /* The store's compacting copy (what ckpt-inspect copy uses for a store
- * without checksums) writes an older store out in format 4, checksums and
- * all, with the same content; the original is left as it was. The plain
+ * without checksums) writes an older store out in format 5, checksums and
+ * record keys and all, with the same content; the original is left as it was. The plain
  * copy is the file as it is. */
-static void test_v1_store_copies_into_format_4(void **state)
+static void test_v1_store_copies_into_the_current_format(void **state)
 {
     struct tu_case *f = htu_fix(state);
     struct ckpt_hooks_opts o = htu_opts(state);
     struct ckpt_store_info info;
     char croot[800], cdir[900];
     ckpt_store *st;
-    ckpt_hooks *h;
+    ckpt_hooks *h, *src;
     copy_fixture(f->root);
-    HTU_OK(ckpt_store_open_readonly(&st, f->root, 0));
+    /* through the hooks: format 5's record keys are read from the records
+     * with their rec_keys (ckpt_rec_keys) */
+    o.store_root = f->root;
+    HTU_OK(ckpt_hooks_open_readonly(&src, &o));
+    st = ckpt_hooks_store(src);
     assert_false(ckpt_store_has_checksums(st));
     snprintf(croot, sizeof croot, "%s/copy", f->dir);
     snprintf(cdir, sizeof cdir, "%s/rank-0", croot);
@@ -275,8 +279,8 @@ static void test_v1_store_copies_into_format_4(void **state)
         check_contents(h);
         HTU_OK(ckpt_hooks_close(h));
     }
-    ckpt_store_close(st);
-    /* and a writer of the copy keeps it in format 4 */
+    HTU_OK(ckpt_hooks_close(src));
+    /* and a writer of the copy keeps it in format 5 */
     HTU_OK(ckpt_hooks_open(&h, &o));
     check_and_close(h, CKPT_FORMAT_VERSION);
     assert_fixture_bytes(f->root);
@@ -313,7 +317,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         T(test_v1_store_read_only_is_read_as_it_is),
         T(test_v1_store_is_converted_by_a_writer),
-        T(test_v1_store_copies_into_format_4),
+        T(test_v1_store_copies_into_the_current_format),
         T(test_v1_store_is_not_converted_without_the_writer_lock),
     };
 #undef T

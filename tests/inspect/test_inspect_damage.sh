@@ -72,7 +72,7 @@ has " in 1 ranks$"
 # reported one by one
 [ "$(grep -c '^rank ' "$dir/out")" -le 2 ] || fail "too many problems: $(cat "$dir/out")"
 expect_rc 1 "$insp" stat "$dir/d"
-grep -q "^rank-0: format 4" "$dir/out" || fail "stat skipped the good rank"
+grep -q "^rank-0: format 5" "$dir/out" || fail "stat skipped the good rank"
 grep -q "^ckpt-inspect: $dir/d/rank-1/data.mdb: cannot open" "$dir/err" || fail "stat: $(cat "$dir/err")"
 
 # 6. a truncated data.mdb (the store refuses to open it: mapping it would

@@ -14,6 +14,8 @@
  *   live_concurrent        a writer thread commits and grows the map while
  *                          stat, dump, verify and both copies run; every
  *                          output is consistent (one commit's state)
+ *   live_record_keys       dump shows an object's obj_keys entry; verify
+ *                          reports one that disagrees with the record
  *
  * argv[1] is the ckpt-inspect binary. Each test runs in its own mkdtemp
  * directory, removed in teardown.
@@ -171,7 +173,7 @@ static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t
     o.ndim = 1;
     o.dims[0] = 100;
     assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
-    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, buf, len), 0);
+    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, cont, buf, len), 0);
     return id;
 }
 
@@ -473,6 +475,52 @@ static void live_concurrent(void **state)
     assert_int_equal(verify_objects(f, f->root), total);
 }
 
+/* Format 5's record keys: dump shows an object's obj_keys entry, and verify
+ * finds one that disagrees with its record (a caller that passed another
+ * container than its record names). */
+static void live_record_keys(void **state)
+{
+    struct tu_case *f = *state;
+    ckpt_store *st = open_writer(f->root);
+    uint64_t cont = put_cont(st, "c");
+    uint64_t good = put_obj(st, cont, "good", 3);
+    assert_int_equal(ckpt_store_checkpoint(st), 0);
+    char *out;
+    run(f, 0, &out, "dump '%s' --db obj_keys --prefix %llu", f->root, (unsigned long long)good);
+    json_object *j = parse(out);
+    assert_string_equal(json_object_get_string(path(j, "value", "name", NULL)), "good");
+    assert_int_equal(json_object_get_int64(path(j, "value", "time_step", NULL)), 3);
+    assert_int_equal(json_object_get_uint64(path(j, "value", "cont_id", NULL)), cont);
+    json_object_put(j);
+    free(out);
+    assert_int_equal(verify_objects(f, f->root), 1);
+
+    /* a put whose keys are not its record's */
+    uint8_t buf[4096];
+    size_t len;
+    uint64_t id;
+    struct ckpt_obj o;
+    assert_int_equal(ckpt_store_next_id(&id, st), 0);
+    memset(&o, 0, sizeof o);
+    o.obj_id = id;
+    o.cont_id = cont;
+    o.obj_name = "bad";
+    o.app_name = "live";
+    o.data_location = "";
+    o.tags = "";
+    assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
+    assert_int_equal(ckpt_store_put_obj(st, id, "bad", 3, 0, 999, buf, len), 0);
+    assert_int_equal(ckpt_store_checkpoint(st), 0);
+    run(f, 1, &out, "verify '%s'", f->root);
+    char want[256];
+    snprintf(want, sizeof want, "rank 0: obj: id %llu: its obj_keys entry says name \"bad\" ts 0 "
+             "cont_id 999, the record name \"bad\" ts 0 cont_id %llu\n", (unsigned long long)id,
+             (unsigned long long)cont);
+    assert_non_null(strstr(out, want));
+    free(out);
+    ckpt_store_close(st);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -485,6 +533,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(live_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(live_long_names, setup, teardown),
         cmocka_unit_test_setup_teardown(live_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(live_record_keys, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@ assert d["region"]["entries"] == 63
 assert d["meta"]["entries"] == 2
 assert [r["dir"] for r in s["ranks"]] == ["rank-0", "rank-1"]
 for i, r in enumerate(s["ranks"]):
-    assert r["rank"] == i and r["nranks"] == 2 and r["format_version"] == 4, r
+    assert r["rank"] == i and r["nranks"] == 2 and r["format_version"] == 5, r
     assert r["clean"] is True and r["generation"] == 1, r
     assert r["last_commit"].endswith("Z") and r["last_commit"][4] == "-", r["last_commit"]
     assert 0 < r["map_used"] <= r["map_size"], r
@@ -42,7 +42,7 @@ assert sum(r["databases"]["obj"]["entries"] for r in s["ranks"]) == 500
 assert t["map_size"] == sum(r["map_size"] for r in s["ranks"])
 ' "$dir/out"
 expect_rc 0 "$insp" stat "$S"
-grep -q "^rank-0: format 4 (checksummed), rank 0 of 2, generation 1, closed cleanly, last commit 20" "$dir/out" \
+grep -q "^rank-0: format 5 (checksummed), rank 0 of 2, generation 1, closed cleanly, last commit 20" "$dir/out" \
     || fail "stat text: $(head -1 "$dir/out")"
 grep -Eq "^  obj +500 +[0-9]+$" "$dir/out" || fail "stat text: no total obj line"
 
@@ -214,7 +214,7 @@ expect_rc 1 "$insp" copy "$S" "$S"
 
 # ---- usage, errors, exit codes ----
 expect_rc 0 "$insp" -V
-grep -Eq "^ckpt-inspect [0-9]+\.[0-9]+\.[0-9]+ \(store format 4\)$" "$dir/out" || fail "-V: $(cat "$dir/out")"
+grep -Eq "^ckpt-inspect [0-9]+\.[0-9]+\.[0-9]+ \(store format 5\)$" "$dir/out" || fail "-V: $(cat "$dir/out")"
 expect_rc 0 "$insp" -h
 grep -q "^usage: ckpt-inspect stat ROOT" "$dir/out" || fail "-h"
 expect_rc 2 "$insp"

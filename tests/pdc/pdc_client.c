@@ -19,6 +19,10 @@
  *       PDCcont_create, which must answer the existing id.
  *   dupcheck --name OBJ
  *       PDCobj_create of OBJ, which exists, must fail (see cmd_dupcheck).
+ *   keepdel --name OBJ
+ *       after an elastic restart, OBJ's name and id go to two servers, each
+ *       holding a copy: PDCobj_del of OBJ and PDCobj_set_dims must be
+ *       refused, and OBJ still opens with the same id.
  *   putloop  --count MAX --pause-after A --ack FILE
  *       creates container kc and object ko, then puts kvtag k<i> (PDC_UINT64
  *       value i) for i = 0..MAX-1, appending "i" to FILE after each put the
@@ -29,7 +33,7 @@
  *       tags present on ko must be exactly k0..k<K-1> for one K with
  *       A <= K <= N + 1 (all acknowledged before the pause, no holes, at most
  *       the one put in flight beyond the acknowledged ones).
- *   data-write --objects N
+ *   data-write --objects N [--dart 0]
  *       container dc; for i < N objects r<i>_1d (PDC_INT, 4096) and r<i>_2d
  *       (PDC_DOUBLE, 64 x 32) whose data is written with PDC's region
  *       transfer API (PDCregion_transfer_create/start/wait): two halves and
@@ -37,7 +41,8 @@
  *       at once.
  *       Then 30 DART records (PDC_Client_insert_obj_ref_into_dart: a string
  *       key = value "dk<k>q" and an int64 key "dkint" = k), checked with
- *       exact, prefix, suffix, integer and integer-range searches.
+ *       exact, prefix, suffix, integer and integer-range searches (not
+ *       with --dart 0).
  *   data-read --objects N --round R
  *       after restart R: every region reads back byte for byte (whole, and
  *       a read across the two written halves); the DART searches answer
@@ -566,6 +571,28 @@ done:
  * that no lookup has brought the name into the server's tables yet. PDC's
  * client crashes in PDCclose after a failed PDCobj_create (the half-made
  * object stays in its id list), so this command ends without PDCclose. */
+static int cmd_keepdel(const char *name)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t o = PDCobj_open(name, pdc);
+    uint64_t id = 0, dims[1] = {77};
+    CHECK(pdc != 0 && o != 0, "PDCinit, PDCobj_open(%s)", name);
+    if (o != 0) {
+        id = PDCobj_get_info(o)->meta_id;
+        CHECK(PDCobj_set_dims(o, 1, dims) != SUCCEED, "PDCobj_set_dims(%s) was not refused", name);
+        CHECK(PDCobj_del(o) != SUCCEED, "PDCobj_del(%s) was not refused", name);
+        PDCobj_close(o);
+        o = PDCobj_open(name, pdc);
+        CHECK(o != 0 && PDCobj_get_info(o)->meta_id == id, "%s does not open with id %" PRIu64 " any more",
+              name, id);
+        if (o != 0)
+            PDCobj_close(o);
+    }
+    printf("keepdel: %d check(s) passed, %d failed\n", passes, failures);
+    fflush(stdout);
+    return failures ? 1 : 0;
+}
+
 static int cmd_dupcheck(const char *name)
 {
     pdcid_t pdc = PDCinit("pdc");
@@ -888,7 +915,7 @@ static void dart_check(int n, const int *extra, int nextra, const char *when)
 
 enum { DART_RECORDS = 30, DART_NEW = 500 };
 
-static int cmd_data_write(int nobj)
+static int cmd_data_write(int nobj, int dart)
 {
     struct sess s;
     if (!sess_open(&s, "dc"))
@@ -896,6 +923,10 @@ static int cmd_data_write(int nobj)
     for (int i = 0; i < nobj; i++)
         if (write_regions(&s, i) != 0)
             goto done;
+    if (!dart) {
+        printf("data-write: %d objects x 2 with region data, no DART records\n", nobj);
+        goto done;
+    }
     for (int k = 0; k < DART_RECORDS; k++)
         if (!dart_insert(k))
             goto done;
@@ -1540,9 +1571,10 @@ static void usage(void)
             "usage: pdc-ckpt-client write --objects N --manifest FILE\n"
             "       pdc-ckpt-client read --objects N --manifest FILE [--new NAME]\n"
             "       pdc-ckpt-client dupcheck --name OBJ\n"
+            "       pdc-ckpt-client keepdel --name OBJ\n"
             "       pdc-ckpt-client putloop --count MAX --pause-after A --ack FILE\n"
             "       pdc-ckpt-client putcheck --acked N --pause-after A\n"
-            "       pdc-ckpt-client data-write --objects N\n"
+            "       pdc-ckpt-client data-write --objects N [--dart 0]\n"
             "       pdc-ckpt-client data-read --objects N --round R [--dart 0]\n"
             "       pdc-ckpt-client full-put --count MAX\n"
             "       pdc-ckpt-client full-more --acked A\n"
@@ -1621,12 +1653,14 @@ int main(int argc, char **argv)
         return cmd_read((int)objects, manifest, newname);
     if (strcmp(cmd, "dupcheck") == 0 && name)
         return cmd_dupcheck(name);
+    if (strcmp(cmd, "keepdel") == 0 && name)
+        return cmd_keepdel(name);
     if (strcmp(cmd, "putloop") == 0 && count > 0 && pause_after >= 0 && ack)
         return cmd_putloop(count, pause_after, ack);
     if (strcmp(cmd, "putcheck") == 0 && acked >= 0 && pause_after >= 0)
         return cmd_putcheck(acked, pause_after);
     if (strcmp(cmd, "data-write") == 0 && objects > 0)
-        return cmd_data_write((int)objects);
+        return cmd_data_write((int)objects, dart != 0);
     if (strcmp(cmd, "data-read") == 0 && objects > 0 && round > 0)
         return cmd_data_read((int)objects, (int)round, dart != 0);
     if (strcmp(cmd, "full-put") == 0 && count > 0)

@@ -2,11 +2,12 @@
  * test_bitflip_sweep.c - issue 25: every single-bit flip that changes
  * committed data is found, never served.
  *
- * A small closed 1-rank store (format 4) holding every database: meta,
+ * A small closed 1-rank store (format 5) holding every database: meta,
  * objects and their name index, kvtags of several types, the tag index
  * (merged part in kvtag_name, recent part in kvtag_delta), containers and
- * their name index, memberships, regions (one with a histogram) and
- * id_home. Entries of each database are sampled (the first, the last and
+ * their name index, memberships, regions (one with a histogram),
+ * id_home, and the record keys of objects and containers (obj_keys,
+ * cont_keys). Entries of each database are sampled (the first, the last and
  * some between); for each, every bit of its key and of its value (values
  * longer than 16 bytes: every bit of their first 4, middle 4 and last 8
  * bytes, the checksum among them) is flipped in data.mdb, one flip at a time, the file restored
@@ -169,8 +170,9 @@ static void build_store(void)
 
 /* ---- raw LMDB: the listing and where each entry lies in data.mdb ---- */
 
-static const char *const g_dbs[] = {"meta",   "obj",      "obj_name", "kvtag",  "kvtag_name",
-                                    "cont",   "cont_name", "cont_obj", "region", "id_home",
+static const char *const g_dbs[] = {"meta",     "obj",         "obj_name", "kvtag",
+                                    "kvtag_name", "cont",      "cont_name", "cont_obj",
+                                    "region",   "id_home",     "obj_keys", "cont_keys",
                                     "kvtag_delta"};
 #define NDBS (sizeof g_dbs / sizeof g_dbs[0])
 

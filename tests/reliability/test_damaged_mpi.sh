@@ -90,16 +90,16 @@ grep -q "^rank 1: .*truncated" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out
 
 # 3. rank-1 of a newer format version
 fresh
-"$damage" "$dir/d" 1 version 5
-cp -a "$dir/d/rank-1/data.mdb" "$dir/v5.mdb"
+"$damage" "$dir/d" 1 version 6
+cp -a "$dir/d/rank-1/data.mdb" "$dir/v6.mdb"
 restart3 1
-all_ranks_say 3 "version 5 is newer"
+all_ranks_say 3 "version 6 is newer"
 unchanged
 restart2 1
-all_ranks_say 2 "store format version 5 is newer than this build's version 4"
-cmp -s "$dir/v5.mdb" "$dir/d/rank-1/data.mdb" || fail "the refused restarts changed rank 1"
+all_ranks_say 2 "store format version 6 is newer than this build's version 5"
+cmp -s "$dir/v6.mdb" "$dir/d/rank-1/data.mdb" || fail "the refused restarts changed rank 1"
 expect_rc 1 "$insp" verify "$dir/d"
-grep -q "^rank 1: .*version 5" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
+grep -q "^rank 1: .*version 6" "$dir/out" || fail "ckpt-inspect: $(cat "$dir/out")"
 
 # 4. rank-1 is another program's LMDB environment
 fresh

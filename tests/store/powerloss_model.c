@@ -134,7 +134,7 @@ int plm_stage(ckpt_store *st, const struct plm_op *op)
     case PLM_PUT_OBJ:
         len = plm_obj_rec(rec, sizeof rec, op->k, op->i);
         n = obj_name(name, sizeof name, op->k);
-        return ckpt_store_put_obj(st, plm_obj_id(op->k), name, n, 0, rec, len);
+        return ckpt_store_put_obj(st, plm_obj_id(op->k), name, n, 0, 0, rec, len);
     case PLM_DEL_OBJ:
         return ckpt_store_del_obj(st, plm_obj_id(op->k));
     case PLM_PUT_TAG:

@@ -115,7 +115,7 @@ static void test_close_drops_locks_at_once_and_reopens(void **state)
         assert_string_equal(got, want);
         int n = snprintf(name, sizeof name, "reopen-%d", i);
         size_t len = stu_obj_rec(rec, sizeof rec, name, (size_t)n, i, 1, (uint64_t)i, 0);
-        stu_assert_rc(ckpt_store_put_obj(st, 500u + (uint64_t)i, name, (size_t)n, i, rec, len), 0,
+        stu_assert_rc(ckpt_store_put_obj(st, 500u + (uint64_t)i, name, (size_t)n, i, 1, rec, len), 0,
                       st);
         stu_assert_rc(ckpt_store_close(st), 0, NULL);
         const char *locks[] = {"rank-0/writer.lock", "store.lock"};
@@ -392,7 +392,7 @@ static int child_write(const char *root)
         size_t len;
         if (bulki_encode_doc(&len, rec, sizeof rec, &doc) != 0)
             return 11;
-        if (ckpt_store_put_obj(st, 1000u + (uint64_t)i, name, (size_t)n, i, rec, len) != 0)
+        if (ckpt_store_put_obj(st, 1000u + (uint64_t)i, name, (size_t)n, i, 0, rec, len) != 0)
             return 12;
     }
     if (ckpt_store_close(st) != 0)
@@ -535,7 +535,7 @@ static void test_staged_puts_invisible_until_checkpoint(void **state)
     ckpt_store *st = stu_open(&o);
     uint8_t rec[128];
     size_t len = stu_obj_rec(rec, sizeof rec, "staged", 6, 1, 0, 0, 0);
-    stu_assert_rc(ckpt_store_put_obj(st, 42, "staged", 6, 1, rec, len), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 42, "staged", 6, 1, 0, rec, len), 0, st);
     put_i(st, 7);
     assert_int_equal(ckpt_store_pending(st), 2);
 
@@ -612,7 +612,7 @@ static void put_objs(ckpt_store *st, uint64_t from, uint64_t to)
     for (uint64_t i = from; i < to; i++) {
         int n = snprintf(name, sizeof name, "fail-%llu", (unsigned long long)i);
         size_t len = stu_obj_rec(rec, sizeof rec, name, (size_t)n, 0, 0, i, 200);
-        stu_assert_rc(ckpt_store_put_obj(st, i, name, (size_t)n, 0, rec, len), 0, st);
+        stu_assert_rc(ckpt_store_put_obj(st, i, name, (size_t)n, 0, 0, rec, len), 0, st);
     }
 }
 
@@ -821,7 +821,7 @@ static void test_sync_modes_data_survives_close(void **state)
         for (int i = 0; i < 100; i++) {
             int n = snprintf(name, sizeof name, "%s-%d", modes[m], i);
             size_t len = stu_obj_rec(rec, sizeof rec, name, (size_t)n, i, 0, (uint64_t)i, 0);
-            stu_assert_rc(ckpt_store_put_obj(st, 100u + (uint64_t)i, name, (size_t)n, i, rec, len),
+            stu_assert_rc(ckpt_store_put_obj(st, 100u + (uint64_t)i, name, (size_t)n, i, 0, rec, len),
                           0, st);
             if (i == 50)
                 stu_sleep_ms(60); /* let the background commit and sync run */
@@ -862,8 +862,8 @@ static void test_sync_modes_data_survives_close(void **state)
  * this header's are refused, naming the macro to initialize with; a caller
  * built against the first version (a struct that ends before rec_keys, here
  * exactly that many bytes on the heap, so ASan sees a read past it) opens,
- * and the fields it lacks take their defaults (no rec_keys: object puts
- * are refused). */
+ * and the fields it lacks take their defaults (no rec_keys: a long kvtag
+ * name cannot be checked on lookup). */
 static void test_open_options_size(void **state)
 {
     ckpt_store *st = NULL;
@@ -886,9 +886,18 @@ static void test_open_options_size(void **state)
     memcpy(old, &o, CKPT_STORE_OPTS_SIZE_V1);
     stu_assert_rc(ckpt_store_open(&st, old), 0, NULL);
     free(old);
-    assert_int_equal(ckpt_store_put_obj(st, 1, "x", 1, 0, "x", 1), CKPT_E_INVAL);
-    stu_assert_rc(ckpt_store_put_kvtag(st, 1, "x", 1, "x", 1), 0, st);
+    /* no rec_keys: a kvtag's long name cannot be checked on lookup */
+    char *t = stu_name(600, 1);
+    ckpt_rtxn *tx;
+    ckpt_val v;
+    stu_assert_rc(ckpt_store_put_kvtag(st, 1, t, 600, "x", 1), 0, st);
+    stu_assert_rc(ckpt_store_checkpoint(st), 0, st);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    assert_int_equal(ckpt_get_kvtag(&v, tx, 1, t, 600), CKPT_E_INVAL);
+    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
+    ckpt_rtxn_end(tx);
     stu_close(st);
+    free(t);
 }
 
 struct errmsg_thread {
@@ -925,7 +934,7 @@ static void test_errmsg_is_per_thread(void **state)
     assert_int_equal(pthread_create(&th, NULL, errmsg_thread, &t), 0);
     pthread_barrier_wait(&bar); /* the thread failed and kept its message */
     /* this thread fails twice meanwhile: on the same handle, then an open */
-    assert_int_equal(ckpt_store_put_obj(st, 1, NULL, 0, 0, "x", 1), CKPT_E_INVAL);
+    assert_int_equal(ckpt_store_put_obj(st, 1, NULL, 0, 0, 0, "x", 1), CKPT_E_INVAL);
     assert_non_null(strstr(ckpt_errmsg(), "object name missing"));
     struct ckpt_store_opts bad = stu_opts(NULL);
     assert_int_equal(ckpt_store_open(&none, &bad), CKPT_E_INVAL);

@@ -117,9 +117,9 @@ static void make_store(const char *root, uint64_t *id1, uint64_t *id2)
     stu_assert_rc(ckpt_store_next_id(id1, st), 0, st);
     stu_assert_rc(ckpt_store_next_id(id2, st), 0, st);
     n = stu_obj_rec(rec, sizeof rec, "first", 5, 0, 0, 1, 20);
-    stu_assert_rc(ckpt_store_put_obj(st, *id1, "first", 5, 0, rec, n), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, *id1, "first", 5, 0, 0, rec, n), 0, st);
     n = stu_obj_rec(rec, sizeof rec, "second", 6, 0, 0, 2, 20);
-    stu_assert_rc(ckpt_store_put_obj(st, *id2, "second", 6, 0, rec, n), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, *id2, "second", 6, 0, 0, rec, n), 0, st);
     n = stu_kvtag_rec(rec, sizeof rec, "color", 5, "red");
     stu_assert_rc(ckpt_store_put_kvtag(st, *id1, "color", 5, rec, n), 0, st);
     stu_assert_rc(ckpt_store_put_kvtag(st, *id2, "color", 5, rec, n), 0, st);
@@ -433,13 +433,13 @@ static void test_checksums_off_creates_format_3(void **state)
     st = stu_open(&o);
     assert_false(ckpt_store_has_checksums(st));
     n = stu_obj_rec(rec, sizeof rec, "third", 5, 0, 0, 3, 0);
-    stu_assert_rc(ckpt_store_put_obj(st, a + 10, "third", 5, 0, rec, n), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, a + 10, "third", 5, 0, 0, rec, n), 0, st);
     assert_int_equal(stu_info(st).format_version, 3);
     stu_close(st);
     ckpt_key_u64(k, a + 10);
     assert_int_equal(raw_get(root, "obj", k, 8, raw, sizeof raw), n);
 
-    /* the compacting copy writes it out in format 4 (the plain one is the
+    /* the compacting copy writes it out in format 5 (the plain one is the
      * file as it is) */
     for (int compact = 1; compact <= 1; compact++) {
         char dst[1024], croot[1024];
@@ -448,7 +448,15 @@ static void test_checksums_off_creates_format_3(void **state)
         int cnt = 0;
         stu_path(croot, sizeof croot, root, compact ? "copy-c" : "copy-p");
         stu_path(dst, sizeof dst, croot, "rank-0");
+        /* format 5's record keys come from the records: the copy reads
+         * them with rec_keys, and without it says what it needs */
         stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+        stu_assert_rc(ckpt_store_copy(st, dst, compact), CKPT_E_INVAL, st);
+        assert_msg_has(st, "rec_keys");
+        ckpt_store_close(st);
+        struct ckpt_store_opts ro = stu_opts(root);
+        ro.readonly = 1;
+        stu_assert_rc(ckpt_store_open(&st, &ro), 0, NULL);
         stu_assert_rc(ckpt_store_copy(st, dst, compact), 0, st);
         ckpt_store_close(st);
         stu_assert_rc(ckpt_store_open_readonly(&st, croot, 0), 0, NULL);

@@ -94,7 +94,7 @@ static int child_main(const char *root, uint64_t start, int ready_fd, struct sha
         int rc;
         if (is_obj_op(i)) {
             size_t n = rec_name(name, sizeof name, i);
-            rc = ckpt_store_put_obj(st, i, name, n, (int32_t)(i % 1000), rec, len);
+            rc = ckpt_store_put_obj(st, i, name, n, (int32_t)(i % 1000), 0, rec, len);
         } else {
             ckpt_key_u64(k, i);
             rc = ckpt_store_put_raw(st, CKPT_DB_OBJ, k, 8, rec, len);

@@ -29,7 +29,7 @@ static void put_objs(ckpt_store *st, uint64_t from, uint64_t to, size_t *bytes)
     for (uint64_t i = from; i < to; i++) {
         size_t n = obj_name(name, sizeof name, i);
         size_t len = stu_obj_rec(rec, sizeof rec, name, n, (int32_t)(i % 100), 0, i, PAD);
-        int rc = ckpt_store_put_obj(st, i, name, n, (int32_t)(i % 100), rec, len);
+        int rc = ckpt_store_put_obj(st, i, name, n, (int32_t)(i % 100), 0, rec, len);
         if (rc != 0) {
             print_error("put_obj %llu: %s (%s)\n", (unsigned long long)i, ckpt_errname(rc),
                         ckpt_errmsg());

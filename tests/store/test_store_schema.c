@@ -25,7 +25,7 @@ static void put_obj(ckpt_store *st, uint64_t id, const char *name, int32_t ts, u
 {
     uint8_t rec[REC_CAP];
     size_t len = stu_obj_rec(rec, sizeof rec, name, strlen(name), ts, cont, id, 0);
-    stu_assert_rc(ckpt_store_put_obj(st, id, name, strlen(name), ts, rec, len), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, id, name, strlen(name), ts, cont, rec, len), 0, st);
 }
 
 static void put_tag(ckpt_store *st, uint64_t owner, const char *name, const char *value)
@@ -191,7 +191,7 @@ static void test_obj_put_get_and_lookup_by_name(void **state)
     ckpt_store *st = open_manual(state);
     uint8_t rec[REC_CAP];
     size_t len = stu_obj_rec(rec, sizeof rec, "alpha", 5, 3, 0, 1001, 0);
-    stu_assert_rc(ckpt_store_put_obj(st, 1001, "alpha", 5, 3, rec, len), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1001, "alpha", 5, 3, 0, rec, len), 0, st);
     put_obj(st, 1002, "alpha", 4, 0); /* same name, another time step */
     put_obj(st, 1003, "beta", 3, 0);
     checkpoint(st);
@@ -223,7 +223,7 @@ static void test_obj_put_get_and_lookup_by_name(void **state)
 
     /* overwrite with the same name: record replaced, one index entry */
     len = stu_obj_rec(rec, sizeof rec, "alpha", 5, 3, 0, 1001, 17);
-    stu_assert_rc(ckpt_store_put_obj(st, 1001, "alpha", 5, 3, rec, len), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1001, "alpha", 5, 3, 0, rec, len), 0, st);
     checkpoint(st);
     stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
     stu_assert_rc(ckpt_get_obj_by_name(&id, &v, tx, "alpha", 5, 3), 0, st);
@@ -978,7 +978,7 @@ static void test_long_names_round_trip_by_name(void **state)
         size_t n = long_lens[i];
         names[i] = stu_name(n, (unsigned)n);
         size_t len = stu_obj_rec(rec, sizeof rec, names[i], n, (int32_t)i, 0, 100 + i, 0);
-        stu_assert_rc(ckpt_store_put_obj(st, 100 + i, names[i], n, (int32_t)i, rec, len), 0, st);
+        stu_assert_rc(ckpt_store_put_obj(st, 100 + i, names[i], n, (int32_t)i, 0, rec, len), 0, st);
         len = stu_cont_rec(rec, sizeof rec, names[i], n, 200 + i);
         stu_assert_rc(ckpt_store_put_cont(st, 200 + i, names[i], n, rec, len), 0, st);
         len = stu_kvtag_rec(rec, sizeof rec, names[i], n, "v");
@@ -1056,7 +1056,7 @@ static void test_long_names_sharing_a_prefix_are_distinct(void **state)
         for (size_t j = 0; j < 2; j++) {
             uint64_t id = 1000 + 10 * p + j;
             size_t len = stu_obj_rec(rec, sizeof rec, nm[j], pairs[p].len, 5, 0, id, 0);
-            stu_assert_rc(ckpt_store_put_obj(st, id, nm[j], pairs[p].len, 5, rec, len), 0, st);
+            stu_assert_rc(ckpt_store_put_obj(st, id, nm[j], pairs[p].len, 5, 0, rec, len), 0, st);
             len = stu_cont_rec(rec, sizeof rec, nm[j], pairs[p].len, id);
             stu_assert_rc(ckpt_store_put_cont(st, id, nm[j], pairs[p].len, rec, len), 0, st);
             len = stu_kvtag_rec(rec, sizeof rec, nm[j], pairs[p].len, j ? "b" : "a");
@@ -1067,7 +1067,7 @@ static void test_long_names_sharing_a_prefix_are_distinct(void **state)
     /* a 448-byte name that is the prefix of the 449-byte pair */
     {
         size_t len = stu_obj_rec(rec, sizeof rec, a[NP - 1], 448, 5, 0, 999, 0);
-        stu_assert_rc(ckpt_store_put_obj(st, 999, a[NP - 1], 448, 5, rec, len), 0, st);
+        stu_assert_rc(ckpt_store_put_obj(st, 999, a[NP - 1], 448, 5, 0, rec, len), 0, st);
     }
     checkpoint(st);
     assert_int_equal(stu_count(st, CKPT_DB_OBJ_NAME), 2 * NP + 1);
@@ -1129,7 +1129,7 @@ static void test_name_of_4097_bytes_is_too_long(void **state)
     char *name = stu_name(4097, 1);
     uint8_t rec[REC_CAP];
     size_t len = stu_obj_rec(rec, sizeof rec, "x", 1, 0, 0, 1, 0);
-    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 4097, 0, rec, len), CKPT_E_NAMETOOLONG, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 4097, 0, 0, rec, len), CKPT_E_NAMETOOLONG, st);
     assert_non_null(strstr(ckpt_errmsg(), "4097"));
     assert_non_null(strstr(ckpt_errmsg(), "object"));
     stu_assert_rc(ckpt_store_put_cont(st, 1, name, 4097, rec, len), CKPT_E_NAMETOOLONG, st);
@@ -1137,7 +1137,7 @@ static void test_name_of_4097_bytes_is_too_long(void **state)
     stu_assert_rc(ckpt_store_put_kvtag(st, 1, name, 4097, rec, len), CKPT_E_NAMETOOLONG, st);
     assert_non_null(strstr(ckpt_errmsg(), "kvtag"));
     stu_assert_rc(ckpt_store_del_kvtag(st, 1, name, 4097), CKPT_E_NAMETOOLONG, st);
-    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 100000, 0, rec, len), CKPT_E_NAMETOOLONG, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 100000, 0, 0, rec, len), CKPT_E_NAMETOOLONG, st);
     assert_int_equal(ckpt_store_pending(st), 0);
 
     ckpt_rtxn *tx;
@@ -1160,20 +1160,20 @@ static void test_name_with_embedded_nul_is_invalid(void **state)
     static const char name[] = "ab\0cd";
     uint8_t rec[REC_CAP];
     size_t len = stu_obj_rec(rec, sizeof rec, "ab", 2, 0, 0, 1, 0);
-    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 5, 0, rec, len), CKPT_E_INVAL, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 5, 0, 0, rec, len), CKPT_E_INVAL, st);
     assert_non_null(strstr(ckpt_errmsg(), "NUL"));
     stu_assert_rc(ckpt_store_put_cont(st, 1, name, 5, rec, len), CKPT_E_INVAL, st);
     stu_assert_rc(ckpt_store_put_kvtag(st, 1, name, 5, rec, len), CKPT_E_INVAL, st);
     stu_assert_rc(ckpt_store_del_kvtag(st, 1, name, 5), CKPT_E_INVAL, st);
-    stu_assert_rc(ckpt_store_put_obj(st, 1, NULL, 0, 0, rec, len), CKPT_E_INVAL, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1, NULL, 0, 0, 0, rec, len), CKPT_E_INVAL, st);
     /* a long name with a NUL past the inline prefix */
     char *lname = stu_name(1024, 3);
     lname[1000] = 0;
-    stu_assert_rc(ckpt_store_put_obj(st, 1, lname, 1024, 0, rec, len), CKPT_E_INVAL, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1, lname, 1024, 0, 0, rec, len), CKPT_E_INVAL, st);
     assert_int_equal(ckpt_store_pending(st), 0);
 
     /* the name up to the NUL is fine */
-    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 2, 0, rec, len), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, 1, name, 2, 0, 0, rec, len), 0, st);
     checkpoint(st);
     ckpt_rtxn *tx;
     ckpt_val v;
@@ -1189,13 +1189,17 @@ static void test_name_with_embedded_nul_is_invalid(void **state)
     stu_close(st);
 }
 
-/* The store treats records as opaque: with a keys function of its own, a
- * caller can store records that are not BULKI at all ("name;ts;cont"), and
- * renames, deletes (name entry and membership) and long-name lookups work
- * from the keys it gives. Without a keys function, the puts and deletes
- * that need one are refused with a message naming it. */
+/* The store treats records as opaque and keeps the keys each put gives
+ * (format 5: obj_keys, cont_keys): a caller can store records that are not
+ * BULKI at all ("name;ts;cont"), and renames, deletes (name entry and
+ * membership) and long-name lookups work from those keys, without the
+ * keys function ever being called and with no keys function at all. Only
+ * a kvtag's long name, checked against its record on lookup, needs one. */
+static int text_keys_calls;
+
 static int text_keys(struct ckpt_rec_keys *k, int db, const void *rec, size_t len)
 {
+    text_keys_calls++;
     const char *r = rec, *semi = memchr(r, ';', len);
     memset(k, 0, sizeof *k);
     if (semi == NULL || (db != CKPT_DB_OBJ && db != CKPT_DB_CONT))
@@ -1222,7 +1226,7 @@ static void put_text_obj(ckpt_store *st, uint64_t id, const char *name, int32_t 
     char rec[5000];
     int n = snprintf(rec, sizeof rec, "%s;%d;%llu", name, (int)ts, (unsigned long long)cont);
     assert_true(n > 0 && (size_t)n < sizeof rec);
-    stu_assert_rc(ckpt_store_put_obj(st, id, name, strlen(name), ts, rec, (size_t)n), 0, st);
+    stu_assert_rc(ckpt_store_put_obj(st, id, name, strlen(name), ts, cont, rec, (size_t)n), 0, st);
 }
 
 static void test_records_are_opaque_keys_come_from_the_caller(void **state)
@@ -1267,25 +1271,53 @@ static void test_records_are_opaque_keys_come_from_the_caller(void **state)
     assert_int_equal(id, 1002);
     assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, b, 1000, 0), CKPT_E_NOTFOUND);
     ckpt_rtxn_end(tx);
+
+    /* format 5 kept the keys it was given (obj_keys, cont_keys): the
+     * commits above never asked the keys function */
+    assert_int_equal(text_keys_calls, 0);
+    assert_int_equal(stu_count(st, CKPT_DB_OBJ_KEYS), 1);
+    assert_int_equal(stu_count(st, CKPT_DB_CONT_KEYS), 1);
     stu_close(st);
 
-    /* no keys function: refused, naming what is missing; nothing staged */
+    /* so a writer needs none: replacing, deleting and long-name lookups of
+     * objects and containers work without it */
     o.rec_keys = NULL;
     o.create = 0;
     st = stu_open(&o);
-    assert_int_equal(ckpt_store_put_obj(st, 1003, "x", 1, 0, "x;0;0", 5), CKPT_E_INVAL);
-    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
-    assert_int_equal(ckpt_store_del_cont(st, 5001), CKPT_E_INVAL);
-    assert_int_equal(ckpt_store_pending(st), 0);
-    /* and a long-name lookup cannot check the name */
+    member = 1003;
+    put_text_obj(st, 1003, "x", 0, 5001);
+    stu_assert_rc(ckpt_store_cont_add(st, 5001, &member, 1), 0, st);
+    checkpoint(st);
+    put_text_obj(st, 1003, "y", 0, 5001);
+    checkpoint(st);
     stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
-    assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, a, 1000, 0), CKPT_E_INVAL);
-    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
-    /* short names need no keys */
-    stu_assert_rc(ckpt_get_cont_by_name(&id, &v, tx, "cont", 4), 0, st);
-    assert_int_equal(id, 5001);
+    assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, "x", 1, 0), CKPT_E_NOTFOUND);
+    stu_assert_rc(ckpt_get_obj_by_name(&id, &v, tx, "y", 1, 0), 0, st);
+    assert_int_equal(id, 1003);
+    stu_assert_rc(ckpt_get_obj_by_name(&id, &v, tx, a, 1000, 0), 0, st);
+    assert_int_equal(id, 1002);
+    assert_int_equal(ckpt_get_obj_by_name(&id, &v, tx, b, 1000, 0), CKPT_E_NOTFOUND);
     ckpt_rtxn_end(tx);
+    stu_assert_rc(ckpt_store_del_obj(st, 1003), 0, st);
+    checkpoint(st);
+    assert_int_equal(stu_count(st, CKPT_DB_OBJ_NAME), 1); /* the long name's */
+    assert_int_equal(stu_count(st, CKPT_DB_CONT_OBJ), 0);
+    assert_int_equal(stu_count(st, CKPT_DB_OBJ_KEYS), 1);
+    stu_assert_rc(ckpt_store_del_cont(st, 5001), 0, st);
+    checkpoint(st);
+    assert_int_equal(stu_count(st, CKPT_DB_CONT_NAME), 0);
+    assert_int_equal(stu_count(st, CKPT_DB_CONT_KEYS), 0);
+    /* a kvtag's long name is checked against its record: that needs it */
+    char *t = stu_name(600, 2);
+    stu_assert_rc(ckpt_store_put_kvtag(st, 1002, t, 600, "tag", 3), 0, st);
+    checkpoint(st);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, st), 0, st);
+    assert_int_equal(ckpt_get_kvtag(&v, tx, 1002, t, 600), CKPT_E_INVAL);
+    assert_non_null(strstr(ckpt_errmsg(), "rec_keys"));
+    ckpt_rtxn_end(tx);
+    assert_int_equal(text_keys_calls, 0);
     stu_close(st);
+    free(t);
     free(a);
     free(b);
 }

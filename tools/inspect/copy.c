@@ -120,6 +120,15 @@ static int check_copy(const char *dst, int rank)
  * with the store's copy, ckpt_store_copy: LMDB's plain copy, or with
  * compact every database rebuilt entry by entry through the store's
  * guarded reads. A failed copy removes dst. 0 or the store's error. */
+/* Its format version, when older than this build's (0: current). */
+static unsigned older_format(ckpt_store *st)
+{
+    struct ckpt_store_info info;
+    if (ckpt_store_info(&info, st) != 0 || info.format_version >= CKPT_FORMAT_VERSION)
+        return 0;
+    return info.format_version;
+}
+
 static int copy_rank(struct inspect_root *r, struct rank_ent *e, const char *dst, int compact,
                      char *what, size_t wn)
 {
@@ -129,10 +138,10 @@ static int copy_rank(struct inspect_root *r, struct rank_ent *e, const char *dst
     if ((rc = root_open(r, e, 0)) != 0)
         return rc;
     snprintf(what, wn, compact ? "compacting copy" : "copy");
-    /* a store without checksums is copied entry by entry, which writes
-     * format 4 (ckpt_store_copy) */
-    int plain = !compact && ckpt_store_has_checksums(e->st);
-    if ((rc = ckpt_store_copy(e->st, dst, compact || !ckpt_store_has_checksums(e->st))) != 0)
+    /* a store of an older format is copied entry by entry, which writes
+     * the current one (ckpt_store_copy) */
+    int plain = !compact && !older_format(e->st);
+    if ((rc = ckpt_store_copy(e->st, dst, !plain)) != 0)
         return rc;
     snprintf(what, wn, "checking the copy's checksums");
     if (plain && (rc = check_copy(dst, e->rank)) != 0) {
@@ -158,7 +167,7 @@ struct copy_job {
     int compact;
     char what[64];
     int rc;
-    int converted; /* the source had no checksums: written in format 4 */
+    unsigned converted; /* the source's older format, written in the current one */
 };
 
 static void validate_one(void *p)
@@ -171,7 +180,7 @@ static void copy_one(void *p)
 {
     struct copy_job *j = p;
     j->rc = copy_rank(j->root, j->e, j->dst, j->compact, j->what, sizeof j->what);
-    j->converted = j->rc == 0 && j->e->st != NULL && !ckpt_store_has_checksums(j->e->st);
+    j->converted = j->rc == 0 && j->e->st != NULL ? older_format(j->e->st) : 0;
 }
 
 /* Remove a rank this copy wrote: its data.mdb and what opening it to
@@ -317,9 +326,12 @@ int cmd_copy(int argc, char **argv)
         if (stat(data, &sb) != 0)
             sb.st_size = 0;
         ckpt_progress_clear(); /* the line below goes where the bar was */
+        char conv[80] = "";
+        if (job.converted)
+            snprintf(conv, sizeof conv, ", converted from format %u to format %u", job.converted,
+                     CKPT_FORMAT_VERSION);
         printf("rank %d: copied %s to %s (%lld bytes%s%s)\n", rank, src, dst,
-               (long long)sb.st_size, compact || job.converted ? ", compacted" : "",
-               job.converted ? ", converted to format 4 with checksums" : "");
+               (long long)sb.st_size, compact || job.converted ? ", compacted" : "", conv);
         fflush(stdout);
         ckpt_progress_update(&pr, done + 1);
     }

@@ -69,6 +69,22 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, cons
         json_object_object_add(o, "home", jnum_u64(home));
         return o;
     }
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS: {
+        struct ckpt_rec_keys rk;
+        json_object *o;
+        if (ckpt_keys_decode(&rk, c->db, v->data, v->len) != 0) {
+            snprintf(err, errn, "keys value of %zu bytes, too short", v->len);
+            return NULL;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "name", bulki_json_bytes(rk.name, rk.nlen));
+        if (c->db == CKPT_DB_OBJ_KEYS) {
+            json_object_object_add(o, "time_step", jnum_i64(rk.ts));
+            json_object_object_add(o, "cont_id", jnum_u64(rk.cont_id));
+        }
+        return o;
+    }
     case CKPT_DB_TAG_INDEX:
     case CKPT_DB_CONT_OBJ: /* the key is the entry */
         if (v->len != 0)
@@ -80,6 +96,14 @@ static json_object *value_json(const struct dump_ctx *c, const ckpt_val *k, cons
             if (v->len != 0)
                 snprintf(err, errn, "same-name value of %zu bytes, expected none", v->len);
             return NULL; /* the key is the entry */
+        }
+        if (k->len > 0 && (((const uint8_t *)k->data)[0] == CKPT_PDC_ALIAS_OBJ ||
+                           ((const uint8_t *)k->data)[0] == CKPT_PDC_ALIAS_CONT)) {
+            /* a name alias: the object's or container's record */
+            int db = ((const uint8_t *)k->data)[0] == CKPT_PDC_ALIAS_OBJ ? CKPT_DB_OBJ : CKPT_DB_CONT;
+            uint8_t idk[8];
+            memcpy(idk, (const uint8_t *)k->data + k->len - 8, 8);
+            return record_json(db, idk, 8, v->data, v->len, err, errn);
         }
         if (k->len > 0 && ((const uint8_t *)k->data)[0] == CKPT_PDC_DART) {
             struct ckpt_dart_entry e;
@@ -167,6 +191,8 @@ static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
     case CKPT_DB_REGION:
     case CKPT_DB_CONT_OBJ:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         if (parse_u64(key, &id) != 0) {
             fprintf(stderr, PROG ": --prefix: \"%s\" is not an id (database %s is keyed by ids)\n",
                     key, ckpt_db_name(db));
@@ -201,14 +227,16 @@ static int prefix_key(uint8_t *out, size_t *plen, int db, const char *key)
         }
         return 0;
     case CKPT_DB_PDC_SERVER: /* d (data regions), x (transfer regions), optionally :ID; n (same-name); i (DART) */
-        if ((key[0] == CKPT_PDC_SAME_NAME || key[0] == CKPT_PDC_DART) && key[1] == 0) {
+        if ((key[0] == CKPT_PDC_SAME_NAME || key[0] == CKPT_PDC_DART || key[0] == CKPT_PDC_ALIAS_OBJ ||
+             key[0] == CKPT_PDC_ALIAS_CONT) &&
+            key[1] == 0) {
             out[0] = (uint8_t)key[0];
             *plen = 1;
             return 0;
         }
         if ((key[0] != CKPT_PDC_DATA_REGION && key[0] != CKPT_PDC_XFER_REGION) ||
             (key[1] != 0 && (key[1] != ':' || parse_u64(key + 2, &id) != 0))) {
-            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, i, d:ID or x:ID\n");
+            fprintf(stderr, PROG ": --prefix: database pdc_server takes d, x, n, i, a, c, d:ID or x:ID\n");
             return -1;
         }
         out[0] = (uint8_t)key[0];

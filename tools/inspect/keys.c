@@ -47,6 +47,8 @@ int key_decode(struct dkey *d, int db, const void *key, size_t klen)
     case CKPT_DB_OBJ:
     case CKPT_DB_CONT:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         if (klen != 8)
             return -1;
         d->id = ckpt_key_get_u64(k);
@@ -92,7 +94,15 @@ int key_decode(struct dkey *d, int db, const void *key, size_t klen)
             d->id = ckpt_key_get_u64(k + klen - 8); /* the object reference */
             return 0;
         }
-        if (klen > 1 && k[0] == CKPT_PDC_SAME_NAME) { /* 'n' . namekey . ts . id */
+        if (klen > 1 && k[0] == CKPT_PDC_ALIAS_CONT) { /* 'c' . namekey . id */
+            if ((n = name_part(d, k + 1, klen - 1)) == 0 || klen != 1 + n + 8)
+                return -1;
+            d->id2 = k[0];
+            d->id = ckpt_key_get_u64(k + 1 + n);
+            return 0;
+        }
+        /* 'n' (same name) or 'a' (object alias): namekey . ts . id */
+        if (klen > 1 && (k[0] == CKPT_PDC_SAME_NAME || k[0] == CKPT_PDC_ALIAS_OBJ)) {
             if ((n = name_part(d, k + 1, klen - 1)) == 0 || klen != 1 + n + 12)
                 return -1;
             d->id2 = k[0];
@@ -235,6 +245,8 @@ json_object *key_json(int db, const void *key, size_t klen)
     case CKPT_DB_OBJ:
     case CKPT_DB_CONT:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         json_object_object_add(o, "id", jnum_u64(d.id));
         break;
     case CKPT_DB_OBJ_NAME:
@@ -264,11 +276,18 @@ json_object *key_json(int db, const void *key, size_t klen)
             json_object_object_add(o, "obj_ref", jnum_u64(d.id));
             break;
         }
-        if (d.id2 == CKPT_PDC_SAME_NAME) {
-            json_object_object_add(o, "table", json_object_new_string("same_name"));
+        if (d.id2 == CKPT_PDC_SAME_NAME || d.id2 == CKPT_PDC_ALIAS_OBJ) {
+            json_object_object_add(o, "table", json_object_new_string(
+                                                   d.id2 == CKPT_PDC_SAME_NAME ? "same_name" : "obj_alias"));
             add_name(o, &d);
             json_object_object_add(o, "time_step", jnum_i64(d.ts));
             json_object_object_add(o, "obj_id", jnum_u64(d.id));
+            break;
+        }
+        if (d.id2 == CKPT_PDC_ALIAS_CONT) {
+            json_object_object_add(o, "table", json_object_new_string("cont_alias"));
+            add_name(o, &d);
+            json_object_object_add(o, "cont_id", jnum_u64(d.id));
             break;
         }
         json_object_object_add(o, "table", json_object_new_string(
@@ -312,6 +331,8 @@ void key_text(char *buf, size_t n, int db, const void *key, size_t klen)
     case CKPT_DB_OBJ:
     case CKPT_DB_CONT:
     case CKPT_DB_ID_HOME:
+    case CKPT_DB_OBJ_KEYS:
+    case CKPT_DB_CONT_KEYS:
         snprintf(buf, n, "id %llu", (unsigned long long)d.id);
         break;
     case CKPT_DB_OBJ_NAME:
@@ -332,9 +353,14 @@ void key_text(char *buf, size_t n, int db, const void *key, size_t klen)
         snprintf(buf, n, "obj %llu start [%s] count [%s]", (unsigned long long)d.id, a, b);
         break;
     case CKPT_DB_PDC_SERVER:
-        if (d.id2 == CKPT_PDC_SAME_NAME) {
-            snprintf(buf, n, "same-name object %llu name %s ts %d", (unsigned long long)d.id, nm,
+        if (d.id2 == CKPT_PDC_SAME_NAME || d.id2 == CKPT_PDC_ALIAS_OBJ) {
+            snprintf(buf, n, "%s object %llu name %s ts %d",
+                     d.id2 == CKPT_PDC_SAME_NAME ? "same-name" : "alias of", (unsigned long long)d.id, nm,
                      (int)d.ts);
+            break;
+        }
+        if (d.id2 == CKPT_PDC_ALIAS_CONT) {
+            snprintf(buf, n, "alias of container %llu name %s", (unsigned long long)d.id, nm);
             break;
         }
         u64_list(a, sizeof a, d.start, d.ndim);
