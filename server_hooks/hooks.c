@@ -13,17 +13,6 @@
 #include "ckpt_hooks.h"
 #include "hooks_int.h"
 
-struct ckpt_hooks {
-    ckpt_store *st;
-    int rank, nranks;
-    char *local_root, *shared_root; /* node-local mode, else NULL */
-};
-
-struct ckpt_hooks_read {
-    ckpt_hooks *h;
-    ckpt_rtxn *tx;
-};
-
 /* ---- options ---- */
 
 static int env_uint(const char *var, unsigned *out)
@@ -232,14 +221,8 @@ int ckpt_hook_new_id(uint64_t *id, ckpt_hooks *h)
 
 /* ---- mutations ---- */
 
-/* Encode with `enc` into a stack buffer, or a heap one for large records,
- * then hand the bytes to `put`. */
-#define REC_STACK 2048
-
-typedef int (*enc_fn)(uint8_t *, size_t, size_t *, const void *);
-
-static int with_record(const char *what, enc_fn enc, const void *arg, uint8_t **heap,
-                       uint8_t *stack, size_t *len)
+int hk_with_record(const char *what, enc_fn enc, const void *arg, uint8_t **heap, uint8_t *stack,
+                   size_t *len)
 {
     int rc = enc(stack, REC_STACK, len, arg);
     *heap = NULL;
@@ -268,7 +251,7 @@ static int enc_cont(uint8_t *b, size_t c, size_t *l, const void *a)
 {
     return ckpt_rec_cont_encode(l, b, c, a);
 }
-static int enc_region(uint8_t *b, size_t c, size_t *l, const void *a)
+int hk_enc_region(uint8_t *b, size_t c, size_t *l, const void *a)
 {
     return ckpt_rec_region_encode(l, b, c, a);
 }
@@ -280,7 +263,7 @@ static int obj_put(ckpt_hooks *h, const struct ckpt_obj *o)
     int rc;
     if (h == NULL || o == NULL || o->obj_name == NULL)
         return ckpt_error(CKPT_E_INVAL, "object hook: handle, object and name are required");
-    if ((rc = with_record("object", enc_obj, o, &heap, stack, &len)) != 0)
+    if ((rc = hk_with_record("object", enc_obj, o, &heap, stack, &len)) != 0)
         return rc;
     rc = ckpt_store_put_obj(h->st, o->obj_id, o->obj_name, strlen(o->obj_name), o->time_step,
                             o->cont_id, heap ? heap : stack, len);
@@ -310,7 +293,7 @@ int ckpt_hook_kvtag_put(ckpt_hooks *h, uint64_t owner, const struct ckpt_kvtag *
     int rc;
     if (h == NULL || t == NULL || t->name == NULL)
         return ckpt_error(CKPT_E_INVAL, "kvtag hook: handle, tag and name are required");
-    if ((rc = with_record("kvtag", enc_kvtag, t, &heap, stack, &len)) != 0)
+    if ((rc = hk_with_record("kvtag", enc_kvtag, t, &heap, stack, &len)) != 0)
         return rc;
     rc = ckpt_store_put_kvtag(h->st, owner, t->name, strlen(t->name), heap ? heap : stack, len);
     free(heap);
@@ -331,7 +314,7 @@ int ckpt_hook_cont_create(ckpt_hooks *h, const struct ckpt_cont *c)
     int rc;
     if (h == NULL || c == NULL || c->cont_name == NULL)
         return ckpt_error(CKPT_E_INVAL, "container hook: handle, container and name are required");
-    if ((rc = with_record("container", enc_cont, c, &heap, stack, &len)) != 0)
+    if ((rc = hk_with_record("container", enc_cont, c, &heap, stack, &len)) != 0)
         return rc;
     rc = ckpt_store_put_cont(h->st, c->cont_id, c->cont_name, strlen(c->cont_name),
                              heap ? heap : stack, len);
@@ -361,7 +344,7 @@ int ckpt_hook_region_put(ckpt_hooks *h, const struct ckpt_region *g)
     int rc;
     if (h == NULL || g == NULL)
         return ckpt_error(CKPT_E_INVAL, "region hook: handle and region are required");
-    if ((rc = with_record("region", enc_region, g, &heap, stack, &len)) != 0)
+    if ((rc = hk_with_record("region", hk_enc_region, g, &heap, stack, &len)) != 0)
         return rc;
     rc = ckpt_store_put_region(h->st, g->obj_id, g->ndim, g->start, g->count, heap ? heap : stack,
                                len);
@@ -414,7 +397,7 @@ static void hexkey(char *out, size_t n, const void *key, size_t klen)
         out[o < n ? o : n - 1] = 0;
 }
 
-static int bad_record(ckpt_hooks *h, int db, const void *key, size_t klen, size_t off)
+int hk_bad_record(ckpt_hooks *h, int db, const void *key, size_t klen, size_t off)
 {
     char hex[80];
     hexkey(hex, sizeof hex, key, klen < 32 ? klen : 32);
@@ -434,7 +417,7 @@ int ckpt_hooks_get_obj(struct ckpt_obj *o, ckpt_hooks_read *r, uint64_t id)
     if (rc)
         return rc;
     ckpt_key_u64(k, id);
-    return ckpt_rec_obj_decode(o, v.data, v.len, &off) ? bad_record(r->h, CKPT_DB_OBJ, k, 8, off) : 0;
+    return ckpt_rec_obj_decode(o, v.data, v.len, &off) ? hk_bad_record(r->h, CKPT_DB_OBJ, k, 8, off) : 0;
 }
 
 int ckpt_hooks_get_obj_by_name(struct ckpt_obj *o, ckpt_hooks_read *r, const char *name, int32_t ts)
@@ -449,7 +432,7 @@ int ckpt_hooks_get_obj_by_name(struct ckpt_obj *o, ckpt_hooks_read *r, const cha
     if (rc)
         return rc;
     ckpt_key_u64(k, id);
-    return ckpt_rec_obj_decode(o, v.data, v.len, &off) ? bad_record(r->h, CKPT_DB_OBJ, k, 8, off) : 0;
+    return ckpt_rec_obj_decode(o, v.data, v.len, &off) ? hk_bad_record(r->h, CKPT_DB_OBJ, k, 8, off) : 0;
 }
 
 int ckpt_hooks_get_kvtag(struct ckpt_kvtag *t, ckpt_hooks_read *r, uint64_t owner, const char *name)
@@ -464,7 +447,7 @@ int ckpt_hooks_get_kvtag(struct ckpt_kvtag *t, ckpt_hooks_read *r, uint64_t owne
         return rc;
     ckpt_key_u64(k, owner);
     if (ckpt_rec_kvtag_decode(t, v.data, v.len, &off) != 0)
-        return bad_record(r->h, CKPT_DB_KVTAG, k, 8, off);
+        return hk_bad_record(r->h, CKPT_DB_KVTAG, k, 8, off);
     if (t->name == NULL)
         t->name = name; /* a short name is the key's, and this is it */
     return 0;
@@ -481,7 +464,7 @@ int ckpt_hooks_get_cont(struct ckpt_cont *c, ckpt_hooks_read *r, uint64_t id)
     if (rc)
         return rc;
     ckpt_key_u64(k, id);
-    return ckpt_rec_cont_decode(c, v.data, v.len, &off) ? bad_record(r->h, CKPT_DB_CONT, k, 8, off) : 0;
+    return ckpt_rec_cont_decode(c, v.data, v.len, &off) ? hk_bad_record(r->h, CKPT_DB_CONT, k, 8, off) : 0;
 }
 
 int ckpt_hooks_get_cont_by_name(struct ckpt_cont *c, ckpt_hooks_read *r, const char *name)
@@ -496,7 +479,7 @@ int ckpt_hooks_get_cont_by_name(struct ckpt_cont *c, ckpt_hooks_read *r, const c
     if (rc)
         return rc;
     ckpt_key_u64(k, id);
-    return ckpt_rec_cont_decode(c, v.data, v.len, &off) ? bad_record(r->h, CKPT_DB_CONT, k, 8, off) : 0;
+    return ckpt_rec_cont_decode(c, v.data, v.len, &off) ? hk_bad_record(r->h, CKPT_DB_CONT, k, 8, off) : 0;
 }
 
 /* Adapters from store iteration to typed callbacks. */
@@ -517,7 +500,7 @@ static int walk_kvtag(const ckpt_val *k, const ckpt_val *v, void *p)
     struct ckpt_kvtag t;
     size_t off = 0;
     if (k->len <= 8 || ckpt_rec_kvtag_decode_entry(&t, k->data, k->len, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_KVTAG, k->data, k->len, off);
+        return hk_bad_record(w->h, CKPT_DB_KVTAG, k->data, k->len, off);
     w->count++;
     return w->kvtag ? w->kvtag(ckpt_key_get_u64(k->data), &t, w->payload) : 0;
 }
@@ -527,7 +510,7 @@ static int walk_member(const ckpt_val *k, const ckpt_val *v, void *p)
     struct walk *w = p;
     (void)v;
     if (k->len != 16)
-        return bad_record(w->h, CKPT_DB_CONT_OBJ, k->data, k->len, 0);
+        return hk_bad_record(w->h, CKPT_DB_CONT_OBJ, k->data, k->len, 0);
     w->count++;
     const uint8_t *b = k->data;
     return w->member ? w->member(ckpt_key_get_u64(b), ckpt_key_get_u64(b + 8), w->payload) : 0;
@@ -539,7 +522,7 @@ static int walk_region(const ckpt_val *k, const ckpt_val *v, void *p)
     struct ckpt_region g;
     size_t off = 0;
     if (k->len <= 8 || ckpt_rec_region_decode(&g, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_REGION, k->data, k->len, off);
+        return hk_bad_record(w->h, CKPT_DB_REGION, k->data, k->len, off);
     w->count++;
     return w->region ? w->region(&g, w->payload) : 0;
 }
@@ -549,7 +532,7 @@ static int walk_tagged(const ckpt_val *k, const ckpt_val *v, void *p)
     struct walk *w = p;
     (void)v;
     if (k->len < 8)
-        return bad_record(w->h, CKPT_DB_TAG_INDEX, k->data, k->len, 0);
+        return hk_bad_record(w->h, CKPT_DB_TAG_INDEX, k->data, k->len, 0);
     w->count++;
     return w->id(ckpt_key_get_u64((const uint8_t *)k->data + k->len - 8), w->payload);
 }
@@ -557,7 +540,7 @@ static int walk_tagged(const ckpt_val *k, const ckpt_val *v, void *p)
 static int walk_id(const ckpt_val *k, struct walk *w, int db)
 {
     if (k->len != 8)
-        return bad_record(w->h, db, k->data, k->len, 0);
+        return hk_bad_record(w->h, db, k->data, k->len, 0);
     return w->id(ckpt_key_get_u64(k->data), w->payload);
 }
 
@@ -588,7 +571,7 @@ static int walk_cont(const ckpt_val *k, const ckpt_val *v, void *p)
     struct ckpt_cont c;
     size_t off = 0;
     if (ckpt_rec_cont_decode(&c, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_CONT, k->data, k->len, off);
+        return hk_bad_record(w->h, CKPT_DB_CONT, k->data, k->len, off);
     w->count++;
     return w->cbs->cont ? w->cbs->cont(&c, w->payload) : 0;
 }
@@ -599,7 +582,7 @@ static int walk_obj(const ckpt_val *k, const ckpt_val *v, void *p)
     struct ckpt_obj o;
     size_t off = 0;
     if (ckpt_rec_obj_decode(&o, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_OBJ, k->data, k->len, off);
+        return hk_bad_record(w->h, CKPT_DB_OBJ, k->data, k->len, off);
     w->count++;
     return w->cbs->obj ? w->cbs->obj(&o, w->payload) : 0;
 }
@@ -662,7 +645,7 @@ int ckpt_hooks_id_home(int *home, ckpt_hooks_read *r, uint64_t id)
     if ((rc = ckpt_get_raw(&v, r->tx, CKPT_DB_ID_HOME, k, 8)) != 0)
         return rc;
     if (v.len != 4)
-        return bad_record(r->h, CKPT_DB_ID_HOME, k, 8, 0);
+        return hk_bad_record(r->h, CKPT_DB_ID_HOME, k, 8, 0);
     const uint8_t *b = v.data;
     *home = (int)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3]);
     return 0;
@@ -721,342 +704,4 @@ int ckpt_hooks_restart_rebuild(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     }
     *out = h;
     return 0;
-}
-
-/* ---- a PDC server's own region tables (database pdc_server) ---- */
-
-size_t ckpt_key_pdc_region(uint8_t *out, int tag, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
-                           const uint64_t *count)
-{
-    if (out == NULL || ndim == 0 || ndim > CKPT_MAX_DIM || start == NULL || count == NULL)
-        return 0;
-    out[0] = (uint8_t)tag;
-    ckpt_key_u64(out + 1, obj_id);
-    return 9 + ckpt_key_region(out + 9, ndim, start, count);
-}
-
-static int enc_xfer(uint8_t *b, size_t c, size_t *l, const void *a)
-{
-    return ckpt_rec_xfer_encode(l, b, c, a);
-}
-
-int ckpt_hook_data_region_put(ckpt_hooks *h, const struct ckpt_region *g)
-{
-    uint8_t stack[REC_STACK], *heap, key[9 + CKPT_REGIONKEY_MAX];
-    size_t len, klen;
-    int rc;
-    if (h == NULL || g == NULL)
-        return ckpt_error(CKPT_E_INVAL, "data region hook: handle and region are required");
-    if ((klen = ckpt_key_pdc_region(key, CKPT_PDC_DATA_REGION, g->obj_id, g->ndim, g->start,
-                                    g->count)) == 0)
-        return ckpt_error(CKPT_E_INVAL, "data region of object %" PRIu64 ": ndim %u is not 1..%d",
-                          g->obj_id, g->ndim, CKPT_MAX_DIM);
-    if ((rc = with_record("data region", enc_region, g, &heap, stack, &len)) != 0)
-        return rc;
-    rc = ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, heap ? heap : stack, len);
-    free(heap);
-    return rc;
-}
-
-int ckpt_hook_data_region_delete(ckpt_hooks *h, uint64_t obj_id, uint32_t ndim, const uint64_t *start,
-                                 const uint64_t *count)
-{
-    uint8_t key[9 + CKPT_REGIONKEY_MAX];
-    size_t klen;
-    if (h == NULL)
-        return CKPT_E_INVAL;
-    if ((klen = ckpt_key_pdc_region(key, CKPT_PDC_DATA_REGION, obj_id, ndim, start, count)) == 0)
-        return ckpt_error(CKPT_E_INVAL, "data region of object %" PRIu64 ": ndim %u is not 1..%d",
-                          obj_id, ndim, CKPT_MAX_DIM);
-    return ckpt_store_del_raw(h->st, CKPT_DB_PDC_SERVER, key, klen);
-}
-
-int ckpt_hook_xfer_region_put(ckpt_hooks *h, const struct ckpt_xfer_region *x)
-{
-    uint8_t stack[REC_STACK], *heap, key[9 + CKPT_REGIONKEY_MAX];
-    size_t len, klen;
-    int rc;
-    if (h == NULL || x == NULL)
-        return ckpt_error(CKPT_E_INVAL, "transfer region hook: handle and region are required");
-    if ((klen = ckpt_key_pdc_region(key, CKPT_PDC_XFER_REGION, x->obj_id, x->ndim, x->start,
-                                    x->count)) == 0)
-        return ckpt_error(CKPT_E_INVAL, "transfer region of object %" PRIu64 ": ndim %u is not 1..%d",
-                          x->obj_id, x->ndim, CKPT_MAX_DIM);
-    if ((rc = with_record("transfer region", enc_xfer, x, &heap, stack, &len)) != 0)
-        return rc;
-    rc = ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, heap ? heap : stack, len);
-    free(heap);
-    return rc;
-}
-
-struct pdc_walk {
-    ckpt_hooks *h;
-    ckpt_region_cb region;
-    ckpt_xfer_cb xfer;
-    void *payload;
-};
-
-static int walk_data_region(const ckpt_val *k, const ckpt_val *v, void *p)
-{
-    struct pdc_walk *w = p;
-    struct ckpt_region g;
-    size_t off = 0;
-    if (k->len <= 9 || ckpt_rec_region_decode(&g, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
-    return w->region(&g, w->payload);
-}
-
-static int walk_xfer_region(const ckpt_val *k, const ckpt_val *v, void *p)
-{
-    struct pdc_walk *w = p;
-    struct ckpt_xfer_region x;
-    size_t off = 0;
-    if (k->len <= 9 || ckpt_rec_xfer_decode(&x, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
-    return w->xfer(&x, w->payload);
-}
-
-int ckpt_hooks_foreach_data_region(ckpt_hooks_read *r, ckpt_region_cb cb, void *payload)
-{
-    const uint8_t tag = CKPT_PDC_DATA_REGION;
-    if (r == NULL || cb == NULL)
-        return CKPT_E_INVAL;
-    struct pdc_walk w = {r->h, cb, NULL, payload};
-    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_data_region, &w);
-}
-
-int ckpt_hooks_foreach_xfer_region(ckpt_hooks_read *r, ckpt_xfer_cb cb, void *payload)
-{
-    const uint8_t tag = CKPT_PDC_XFER_REGION;
-    if (r == NULL || cb == NULL)
-        return CKPT_E_INVAL;
-    struct pdc_walk w = {r->h, NULL, cb, payload};
-    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_xfer_region, &w);
-}
-
-/* ---- same-name objects (pdc_server entries `n`) ---- */
-
-size_t ckpt_key_pdc_same_name(uint8_t *out, const char *name, int32_t ts, uint64_t obj_id)
-{
-    size_t n;
-    if (out == NULL || name == NULL || (n = ckpt_key_name(out + 1, name, strlen(name))) == 0)
-        return 0;
-    out[0] = CKPT_PDC_SAME_NAME;
-    ckpt_key_i32(out + 1 + n, ts);
-    ckpt_key_u64(out + 5 + n, obj_id);
-    return 13 + n;
-}
-
-int ckpt_hook_same_name_put(ckpt_hooks *h, const char *name, int32_t ts, uint64_t obj_id)
-{
-    uint8_t key[13 + CKPT_NAMEKEY_MAX];
-    size_t klen;
-    if (h == NULL || name == NULL)
-        return ckpt_error(CKPT_E_INVAL, "same-name hook: handle and name are required");
-    if ((klen = ckpt_key_pdc_same_name(key, name, ts, obj_id)) == 0)
-        return ckpt_error(CKPT_E_NAMETOOLONG, "same-name entry of object %" PRIu64
-                          ": the name is longer than %u bytes or holds a NUL", obj_id, CKPT_NAME_MAX);
-    return ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, "", 0);
-}
-
-struct same_walk {
-    ckpt_hooks *h;
-    ckpt_id_cb cb;
-    void *payload;
-};
-
-static int walk_same_name(const ckpt_val *k, const ckpt_val *v, void *p)
-{
-    struct same_walk *w = p;
-    (void)v;
-    if (k->len < 13)
-        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, 0);
-    return w->cb(ckpt_key_get_u64((const uint8_t *)k->data + k->len - 8), w->payload);
-}
-
-int ckpt_hooks_foreach_same_name(ckpt_hooks_read *r, const char *name, int32_t ts, ckpt_id_cb cb,
-                                 void *payload)
-{
-    uint8_t key[13 + CKPT_NAMEKEY_MAX];
-    size_t klen;
-    if (r == NULL || name == NULL || cb == NULL)
-        return CKPT_E_INVAL;
-    if ((klen = ckpt_key_pdc_same_name(key, name, ts, 0)) == 0)
-        return 0; /* a name the store cannot key has no entries */
-    struct same_walk w = {r->h, cb, payload};
-    /* the prefix: everything but the id */
-    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, klen - 8, walk_same_name, &w);
-}
-
-/* ---- name aliases (pdc_server entries `a` and `c`) ---- */
-
-size_t ckpt_key_pdc_alias_obj(uint8_t *out, const char *name, int32_t ts, uint64_t obj_id)
-{
-    size_t n = ckpt_key_pdc_same_name(out, name, ts, obj_id);
-    if (n)
-        out[0] = CKPT_PDC_ALIAS_OBJ;
-    return n;
-}
-
-size_t ckpt_key_pdc_alias_cont(uint8_t *out, const char *name, uint64_t cont_id)
-{
-    size_t n;
-    if (out == NULL || name == NULL || (n = ckpt_key_name(out + 1, name, strlen(name))) == 0)
-        return 0;
-    out[0] = CKPT_PDC_ALIAS_CONT;
-    ckpt_key_u64(out + 1 + n, cont_id);
-    return 9 + n;
-}
-
-struct alias_walk {
-    ckpt_hooks *h;
-    ckpt_obj_cb obj;
-    ckpt_cont_cb cont;
-    void *payload;
-};
-
-static int walk_alias(const ckpt_val *k, const ckpt_val *v, void *p)
-{
-    struct alias_walk *w = p;
-    size_t off = 0;
-    if (w->obj) {
-        struct ckpt_obj o;
-        if (k->len < 13 || ckpt_rec_obj_decode(&o, v->data, v->len, &off) != 0)
-            return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
-        return w->obj(&o, w->payload);
-    }
-    struct ckpt_cont c;
-    if (k->len < 9 || ckpt_rec_cont_decode(&c, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
-    return w->cont(&c, w->payload);
-}
-
-int ckpt_hooks_foreach_obj_alias(ckpt_hooks_read *r, const char *name, int32_t ts, ckpt_obj_cb cb,
-                                 void *payload)
-{
-    uint8_t key[13 + CKPT_NAMEKEY_MAX];
-    size_t klen = 1;
-    if (r == NULL || cb == NULL)
-        return CKPT_E_INVAL;
-    key[0] = CKPT_PDC_ALIAS_OBJ;
-    if (name != NULL && (klen = ckpt_key_pdc_alias_obj(key, name, ts, 0)) == 0)
-        return 0; /* a name the store cannot key has no entries */
-    struct alias_walk w = {r->h, cb, NULL, payload};
-    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, name ? klen - 8 : 1, walk_alias, &w);
-}
-
-int ckpt_hooks_foreach_cont_alias(ckpt_hooks_read *r, const char *name, ckpt_cont_cb cb, void *payload)
-{
-    uint8_t key[9 + CKPT_NAMEKEY_MAX];
-    size_t klen = 1;
-    if (r == NULL || cb == NULL)
-        return CKPT_E_INVAL;
-    key[0] = CKPT_PDC_ALIAS_CONT;
-    if (name != NULL && (klen = ckpt_key_pdc_alias_cont(key, name, 0)) == 0)
-        return 0;
-    struct alias_walk w = {r->h, NULL, cb, payload};
-    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, key, name ? klen - 8 : 1, walk_alias, &w);
-}
-
-/* ---- PDC's DART (IDIOMS) entries (pdc_server `i`) ---- */
-
-size_t ckpt_key_pdc_dart(uint8_t *out, const struct ckpt_dart_entry *e)
-{
-    enum { HEAD = 2, TAIL = 8, HASHED_BODY = CKPT_PDC_DART_KEY_MAX - HEAD - 8 - TAIL };
-    const uint8_t *val;
-    size_t klen, vlen, body;
-    if (out == NULL || e == NULL || e->key == NULL || (e->value_len > 0 && e->value == NULL))
-        return 0;
-    klen = strlen(e->key);
-    val = e->value;
-    vlen = e->value_len;
-    if (e->string_value && vlen > 0) { /* as PDC's index keys it */
-        const uint8_t *nul = memchr(val, 0, vlen);
-        if (nul != NULL)
-            vlen = (size_t)(nul - val);
-        if (vlen >= 2 && val[0] == '"' && val[vlen - 1] == '"') {
-            val++;
-            vlen -= 2;
-        }
-    }
-    body = klen + 1 + 4 + vlen;
-    out[0] = CKPT_PDC_DART;
-    out[1] = e->is_suffix ? 1 : 0;
-    if (HEAD + body + TAIL <= CKPT_PDC_DART_KEY_MAX) {
-        uint8_t *p = out + HEAD;
-        memcpy(p, e->key, klen + 1);
-        ckpt_key_i32(p + klen + 1, e->type);
-        if (vlen > 0)
-            memcpy(p + klen + 5, val, vlen);
-        ckpt_key_u64(p + body, e->obj_ref);
-        return HEAD + body + TAIL;
-    }
-    /* too long for a key: the first bytes of the body, then its hash */
-    uint64_t hash = UINT64_C(14695981039346656037);
-    uint8_t t[4];
-    ckpt_key_i32(t, e->type);
-    size_t n = 0;
-    for (size_t i = 0; i < body; i++) {
-        uint8_t c = i <= klen ? (uint8_t)e->key[i] : i < klen + 5 ? t[i - klen - 1] : val[i - klen - 5];
-        hash = (hash ^ c) * UINT64_C(1099511628211);
-        if (n < HASHED_BODY)
-            out[HEAD + n++] = c;
-    }
-    out[1] |= 2;
-    ckpt_key_u64(out + HEAD + n, hash);
-    ckpt_key_u64(out + HEAD + n + 8, e->obj_ref);
-    return HEAD + n + 16;
-}
-
-static int enc_dart(uint8_t *b, size_t c, size_t *l, const void *a)
-{
-    return ckpt_rec_dart_encode(l, b, c, a);
-}
-
-int ckpt_hook_dart_put(ckpt_hooks *h, const struct ckpt_dart_entry *e)
-{
-    uint8_t stack[REC_STACK], *heap, key[CKPT_PDC_DART_KEY_MAX];
-    size_t len, klen;
-    int rc;
-    if (h == NULL || e == NULL || (klen = ckpt_key_pdc_dart(key, e)) == 0)
-        return ckpt_error(CKPT_E_INVAL, "DART entry hook: handle, entry and key are required");
-    if ((rc = with_record("DART entry", enc_dart, e, &heap, stack, &len)) != 0)
-        return rc;
-    rc = ckpt_store_put_raw(h->st, CKPT_DB_PDC_SERVER, key, klen, heap ? heap : stack, len);
-    free(heap);
-    return rc;
-}
-
-int ckpt_hook_dart_delete(ckpt_hooks *h, const struct ckpt_dart_entry *e)
-{
-    uint8_t key[CKPT_PDC_DART_KEY_MAX];
-    size_t klen;
-    if (h == NULL || e == NULL || (klen = ckpt_key_pdc_dart(key, e)) == 0)
-        return ckpt_error(CKPT_E_INVAL, "DART entry hook: handle, entry and key are required");
-    return ckpt_store_del_raw(h->st, CKPT_DB_PDC_SERVER, key, klen);
-}
-
-struct dart_walk {
-    ckpt_hooks *h;
-    ckpt_dart_cb cb;
-    void *payload;
-};
-
-static int walk_dart(const ckpt_val *k, const ckpt_val *v, void *p)
-{
-    struct dart_walk *w = p;
-    struct ckpt_dart_entry e;
-    size_t off = 0;
-    if (k->len < 2 + 5 + 8 || ckpt_rec_dart_decode(&e, v->data, v->len, &off) != 0)
-        return bad_record(w->h, CKPT_DB_PDC_SERVER, k->data, k->len, off);
-    return w->cb(&e, w->payload);
-}
-
-int ckpt_hooks_foreach_dart(ckpt_hooks_read *r, ckpt_dart_cb cb, void *payload)
-{
-    const uint8_t tag = CKPT_PDC_DART;
-    if (r == NULL || cb == NULL)
-        return CKPT_E_INVAL;
-    struct dart_walk w = {r->h, cb, payload};
-    return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_dart, &w);
 }

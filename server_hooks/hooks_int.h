@@ -7,6 +7,30 @@
 #include "ckpt_hooks.h"
 #include "ckpt_store.h"
 
+struct ckpt_hooks {
+    ckpt_store *st;
+    int rank, nranks;
+    char *local_root, *shared_root; /* node-local mode, else NULL */
+};
+
+struct ckpt_hooks_read {
+    ckpt_hooks *h;
+    ckpt_rtxn *tx;
+};
+
+/* hooks.c: encode with `enc` into `stack` (REC_STACK bytes), or into a
+ * *heap buffer for a larger record (the caller frees it); *len its size.
+ * 0, or the error, set. */
+#define REC_STACK 2048
+typedef int (*enc_fn)(uint8_t *, size_t, size_t *, const void *);
+int hk_with_record(const char *what, enc_fn enc, const void *arg, uint8_t **heap, uint8_t *stack,
+                   size_t *len);
+/* hooks.c: CKPT_E_RECORD naming the store, database and key of a record
+ * that does not decode (at byte off) */
+int hk_bad_record(ckpt_hooks *h, int db, const void *key, size_t klen, size_t off);
+/* hooks.c: a region record's encoder, for hk_with_record */
+int hk_enc_region(uint8_t *b, size_t c, size_t *l, const void *a);
+
 /* hooks.c: *dst = the caller's options, the fields a smaller (older)
  * struct lacks at their defaults; CKPT_E_INVAL for NULL or an unknown
  * size field. Exported (CKPT_API) only for libckpt_hooks_mpi, as below. */
