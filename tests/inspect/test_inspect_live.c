@@ -154,8 +154,11 @@ static uint64_t put_cont(ckpt_store *st, const char *name)
     return id;
 }
 
-/* A new object `name` (time step ts, 1-D of 100) of cont; its id. */
-static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t ts)
+/* A new object `name` (time step ts, 1-D of 100) of cont, put with the
+ * keys' container key_cont (cont unless a test wants them to disagree);
+ * its id. */
+static uint64_t put_obj_keyed(ckpt_store *st, uint64_t cont, const char *name, int32_t ts,
+                              uint64_t key_cont)
 {
     uint8_t buf[4096];
     size_t len;
@@ -173,8 +176,13 @@ static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t
     o.ndim = 1;
     o.dims[0] = 100;
     assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
-    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, cont, buf, len), 0);
+    assert_int_equal(ckpt_store_put_obj(st, id, name, strlen(name), ts, key_cont, buf, len), 0);
     return id;
+}
+
+static uint64_t put_obj(ckpt_store *st, uint64_t cont, const char *name, int32_t ts)
+{
+    return put_obj_keyed(st, cont, name, ts, cont);
 }
 
 /* kvtag t on object id */
@@ -496,20 +504,7 @@ static void live_record_keys(void **state)
     assert_int_equal(verify_objects(f, f->root), 1);
 
     /* a put whose keys are not its record's */
-    uint8_t buf[4096];
-    size_t len;
-    uint64_t id;
-    struct ckpt_obj o;
-    assert_int_equal(ckpt_store_next_id(&id, st), 0);
-    memset(&o, 0, sizeof o);
-    o.obj_id = id;
-    o.cont_id = cont;
-    o.obj_name = "bad";
-    o.app_name = "live";
-    o.data_location = "";
-    o.tags = "";
-    assert_int_equal(ckpt_rec_obj_encode(&len, buf, sizeof buf, &o), 0);
-    assert_int_equal(ckpt_store_put_obj(st, id, "bad", 3, 0, 999, buf, len), 0);
+    uint64_t id = put_obj_keyed(st, cont, "bad", 0, 999);
     assert_int_equal(ckpt_store_checkpoint(st), 0);
     run(f, 1, &out, "verify '%s'", f->root);
     char want[256];
