@@ -16,13 +16,14 @@ static uint64_t bg_sync(ckpt_store *st)
 {
     struct ckpt_durable_tok tok;
     uint64_t seq = st->id_seq_committed; /* the snapshot's id sequence */
+    int marked = st->marked;                /* and whether it has the dirty mark */
     st->bg.commits_since_sync = 0;
     st->bg.bytes_since_sync = 0;
     ckpt_durable_begin(st, &tok); /* the snapshot this sync records (durable.c) */
     pthread_mutex_unlock(&st->mu);
     int rc = ckpt_durable_end(st, &tok); /* fdatasync, then the sync record */
     pthread_mutex_lock(&st->mu);
-    if (rc == 0)
+    if (rc == 0 && marked)
         ckpt_lease_synced(st, seq);
     return ckpt_mono_ms();
 }
@@ -32,6 +33,7 @@ static void *bg_main(void *arg)
     ckpt_store *st = arg;
     uint64_t last_sync = ckpt_mono_ms();
     pthread_mutex_lock(&st->mu);
+    ckpt_tagidx_delta_count_locked(st); /* what an earlier writer left unmerged */
     while (!__atomic_load_n(&st->bg.stop, __ATOMIC_ACQUIRE)) {
         unsigned tick = 1000;
         if (st->opts.commit_ms && st->opts.commit_ms < tick)

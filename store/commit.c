@@ -206,6 +206,7 @@ int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merge
 {
     int more = 1, rc = 0;
     *merged = 0;
+    ckpt_tagidx_delta_count_locked(st); /* before anything is merged */
     while (more && st->delta.pending > 0 && !__atomic_load_n(stop, __ATOMIC_ACQUIRE) &&
            (rc = merge_slice_locked(st, stop, &more)) == 0) {
         *merged = 1;
@@ -301,10 +302,14 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         st->commit.last_err = code;
         st->commit.failed_nops = st->batch.nops;
         st->commit.failed_ms = ckpt_mono_ms();
+        if (st->batch.nops == 0)
+            return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of the meta record (the open's "
+                               "dirty mark, the id sequence) failed at %s%s", st->path, what, why);
         return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of %zu staged mutations failed at %s; "
                            "they stay staged%s", st->path, st->batch.nops, what, why);
     }
     st->meta = m;
+    st->marked = 1;
     st->id_seq_committed = m.id_seq;
     if (st->opts.sync_mode == CKPT_SYNC_EVERY)
         ckpt_lease_synced(st, m.id_seq); /* LMDB synced the commit */
@@ -313,6 +318,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         st->delta.pending += st->delta.buf_n;
         if (st->delta.since_ms == 0)
             st->delta.since_ms = ckpt_mono_ms();
+        ckpt_tagidx_delta_count_locked(st); /* unless the background thread did */
         if (ckpt_merge_due(st, 0)) {
             int merged;
             if (st->commit.closing)

@@ -116,6 +116,7 @@ int ckpt_store_info(struct ckpt_store_info *info, ckpt_store *st)
     if (st == NULL || info == NULL)
         return CKPT_E_INVAL;
     pthread_mutex_lock(&st->mu);
+    ckpt_tagidx_delta_count_locked(st);
     *info = st->meta;
     uint64_t pending = st->delta.pending;
     pthread_mutex_unlock(&st->mu);

@@ -43,6 +43,14 @@ static int check_owned(const char *path)
 static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned flags, const char *data)
 {
     int rc;
+    /* A writer maps twice its data from the start (open_env): growing the
+     * map after mdb_env_open would unmap and map the file again, which in a
+     * process with threads costs a TLB shootdown on every core. */
+    size_t map = o->map_size ? o->map_size : ((size_t)64 << 20);
+    struct stat ds;
+    if (!o->readonly && stat(data, &ds) == 0 && (uint64_t)ds.st_size <= SIZE_MAX / 2 &&
+        (size_t)ds.st_size * 2 > map)
+        map = (size_t)ds.st_size * 2;
     for (;;) {
         if ((rc = mdb_env_create(&st->env)) != 0)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create an LMDB environment",
@@ -50,7 +58,7 @@ static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned fl
         mdb_env_set_assert(st->env, ckpt_guard_on_assert);
         if ((rc = mdb_env_set_maxdbs(st->env, 16)) == 0 &&
             (o->readonly ||
-             (rc = mdb_env_set_mapsize(st->env, o->map_size ? o->map_size : ((size_t)64 << 20))) == 0))
+             (rc = mdb_env_set_mapsize(st->env, map)) == 0))
             rc = mdb_env_open(st->env, st->path, flags, 0600);
         if (rc == 0)
             break;
@@ -173,7 +181,7 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
 {
     MDB_txn *txn = NULL;
     int rc, fresh = 0;
-    unsigned flags = MDB_NOTLS;
+    unsigned flags = MDB_NOTLS, disk_version = 0;
     if (o->readonly)
         flags |= MDB_RDONLY;
     else if (o->sync_mode != CKPT_SYNC_EVERY)
@@ -201,8 +209,9 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
     }
     if (!o->readonly) {
         /* LMDB raises a map smaller than the data only to exactly the
-         * data's size, which leaves no page for the meta commit below
-         * (MDB_MAP_FULL at open): give a writer headroom first. */
+         * data's size, which leaves no page for a commit (MDB_MAP_FULL):
+         * give a writer headroom (env_open sized the map from the file
+         * already; this is for a file it could not stat). */
         MDB_stat es;
         mdb_env_stat(st->env, &es);
         size_t used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
@@ -224,7 +233,7 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
                                st->path);
         return code;
     }
-    if ((rc = ckpt_open_schema(st, txn, &fresh)) != 0) {
+    if ((rc = ckpt_open_schema(st, txn, &fresh, &disk_version)) != 0) {
         mdb_txn_abort(txn);
         return rc;
     }
@@ -245,30 +254,40 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
         st->meta.nranks = o->nranks;
         st->meta.origin_nranks = o->nranks;
         st->meta.created_ms = (int64_t)ckpt_now_ms();
-    } else if (!st->meta.clean || st->dur.rolled_back) {
+    }
+    uint64_t disk_seq = st->meta.id_seq;
+    if (!fresh && (!st->meta.clean || st->dur.rolled_back))
         /* (rolled back to the last sync: ids handed out after it were lost
          * with their commits, and may have been seen) */
         st->meta.id_seq += CKPT_ID_CRASH_GAP;
-    }
     st->meta.generation++;
     st->meta.clean = 0;
-    st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
-    st->meta.commits++;
-    /* This first commit records "open, not clean", so that a crash from now
-     * on is visible at the next open. It is as durable as the sync mode
-     * makes any commit (in "sync" mode LMDB fsyncs it): a process crash
-     * never loses it, and an fsync here would make every restart pay one. */
-    if ((rc = ckpt_put_meta(st, txn, &st->meta)) != 0)
+    /* The dirty mark ("open, not clean", the generation): a crash after it
+     * is committed is visible at the next open, which then skips
+     * CKPT_ID_CRASH_GAP ids. A new store, or one this open converted,
+     * commits it now with the rest of the open's transaction. Otherwise
+     * the first commit carries it (every commit writes meta), and the first
+     * id handed out commits it before (stage.c, renew_lease): until then
+     * the store on disk is the one the last writer left, so a crash of the
+     * process or the machine costs nothing, and the restart writes nothing
+     * before it is ready. */
+    st->marked = fresh || st->meta.format_version != disk_version;
+    if (st->marked) {
+        st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
+        st->meta.commits++;
+        rc = ckpt_put_meta(st, txn, &st->meta);
+    }
+    if (rc != 0)
         mdb_txn_abort(txn); /* a failed commit frees the txn by itself */
     else
-        rc = mdb_txn_commit(txn);
+        rc = mdb_txn_commit(txn); /* with nothing written: no I/O */
     if (rc != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot write meta at open",
                                st->path);
         return code;
     }
-    st->id_seq_committed = st->meta.id_seq;
-    if (o->sync_mode == CKPT_SYNC_EVERY)
+    st->id_seq_committed = st->marked ? st->meta.id_seq : disk_seq;
+    if (st->marked && o->sync_mode == CKPT_SYNC_EVERY)
         ckpt_lease_synced(st, st->meta.id_seq); /* LMDB synced the commit */
     return 0;
 }

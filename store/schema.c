@@ -9,7 +9,7 @@
 #include "store_int.h"
 
 /* Open the databases and read/create meta inside txn. */
-int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
+int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_version)
 {
     const int rdonly = st->opts.readonly;
     MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
@@ -116,6 +116,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                "opened as rank %d of %d", st->path, st->meta.rank, st->meta.nranks,
                                st->opts.rank, st->opts.nranks);
     }
+    *disk_version = *fresh ? 0 : st->meta.format_version;
     /* Format 1's tag index is a plain database; format 2's is DUPSORT
      * (store/tagidx.c). */
     if (*fresh)
@@ -168,8 +169,10 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
     }
     /* Format 3's tag-index delta (tagidx.c): a writer creates it in a
      * format 2 store (an empty delta is format 2's index as it is) and
-     * counts what an earlier writer left unmerged; a reader of format 3
-     * overlays it on every read of the tag index. */
+     * takes the next chunk number from it, leaving what an earlier writer
+     * left unmerged to be counted by the background thread (the open stays
+     * independent of the delta's length); a reader of format 3 counts it
+     * and overlays it on every read of the tag index. */
     if (!rdonly || version >= 3) {
         rc = mdb_dbi_open(txn, CKPT_DELTA_DB, rdonly ? 0 : MDB_CREATE, &st->delta.dbi);
         if (rc == MDB_NOTFOUND && rdonly)
@@ -179,7 +182,8 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh)
                                "%s/data.mdb: cannot open database %s", st->path, CKPT_DELTA_DB);
         st->delta.on = 1;
         char where[160] = "";
-        rc = ckpt_tagidx_delta_scan(st, txn, where, sizeof where);
+        rc = rdonly ? ckpt_tagidx_delta_scan(st, txn, where, sizeof where)
+                    : ckpt_tagidx_delta_open(st, txn, where, sizeof where);
         if (rc == MDB_CORRUPTED && rdonly)
             rc = 0; /* a reader may still read the rest; reads of the tag index say what is wrong */
         if (rc != 0)

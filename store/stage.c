@@ -293,15 +293,16 @@ size_t ckpt_store_pending(ckpt_store *st)
 
 /* Renew the id lease (docs/STORE.md, "Ids"): a reopen after a crash
  * skips CKPT_ID_CRASH_GAP ids past the sequence of the last commit that
- * survived it, so the sequence is committed once half the gap was handed
- * out since the last commit; and in the fast sync modes, where a commit
- * survives a machine crash only once a sync covered it, that commit
- * (with the open's dirty mark) is synced (durable.c). In sync mode every
- * commit is durable and renews the lease by itself (commit.c). */
+ * survived it, if that commit carries the open's dirty mark; so the mark
+ * and the sequence are committed before the first id and once half the gap
+ * was handed out since the last commit; and in the fast sync modes, where a
+ * commit survives a machine crash only once a sync covered it, that commit
+ * is synced (durable.c). In sync mode every commit is durable and renews
+ * the lease by itself (commit.c). */
 static int renew_lease(ckpt_store *st)
 {
     int rc = 0;
-    if (st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2 &&
+    if ((!st->marked || st->meta.id_seq - st->id_seq_committed >= CKPT_ID_CRASH_GAP / 2) &&
         (rc = ckpt_commit_locked(st, 1)) != 0)
         return rc;
     if (st->opts.sync_mode == CKPT_SYNC_EVERY)

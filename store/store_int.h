@@ -116,6 +116,9 @@ struct ckpt_store {
     uint64_t id_lease;      /* ids are handed out below it (stage.c): a restart after
                              * any crash starts at or above it; 0 until a commit with
                              * the open's dirty mark is durable */
+    int marked;             /* the open's dirty mark (clean = 0, generation) is
+                             * committed: by the open itself when it creates or
+                             * converts the store, else by the first commit */
 
     /* open.c: the locks a writer holds (release.c drops them) */
     struct {
@@ -153,7 +156,10 @@ struct ckpt_store {
         size_t buf_len, buf_cap;
         uint32_t buf_n;
         uint64_t seq;       /* key of the next chunk */
-        uint64_t pending;   /* committed entries not yet merged (under mu) */
+        uint64_t pending;   /* committed entries not yet merged (under mu); those
+                             * an earlier writer left are added once counted */
+        uint64_t uncounted; /* a writer's open: chunks up to this key were left by
+                             * an earlier writer and are not counted yet (0: none) */
         uint64_t since_ms;  /* mono ms of the oldest unmerged commit, 0 if none */
         int merge_err;      /* last merge's error (CKPT_E_*), 0 if it succeeded */
         uint64_t merge_err_ms; /* and when it failed (mono ms) */
@@ -334,9 +340,20 @@ int ckpt_tagidx_log(ckpt_store *st, int op, const uint8_t *lkey, size_t klen);
  * chunks keyed from *seq on (advanced; the caller adopts it once the commit
  * succeeded). */
 int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq);
-/* At open: st->delta.seq and st->delta.pending from kvtag_delta's chunks;
- * MDB_CORRUPTED, with where filled, for a damaged chunk header */
+/* A reader's open: st->delta.pending from kvtag_delta's chunks (each
+ * checked); MDB_CORRUPTED, with where filled, for a damaged chunk */
 int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
+/* A writer's open: st->delta.seq from the last chunk's key, and the chunks
+ * an earlier writer left marked uncounted (st->delta.uncounted), without
+ * reading them; MDB_CORRUPTED, with where filled, for a last key that is not
+ * a chunk number */
+int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
+/* Add the entries of the chunks an earlier writer left to
+ * st->delta.pending, from their headers (the background thread, right after
+ * the open; a merge or ckpt_store_info first if they come sooner). Under
+ * st->mu. A header that does not parse counts as one entry: the merge,
+ * which checks every chunk whole, then says what is wrong. */
+void ckpt_tagidx_delta_count_locked(ckpt_store *st);
 
 /* tagidx.c: the tag index under its logical keys (namekey . owner). */
 int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen);
@@ -404,7 +421,7 @@ void ckpt_lease_synced(ckpt_store *st, uint64_t id_seq);
 /* schema.c: open the databases and read (or, *fresh, create) the meta
  * record inside the open's transaction; a writer converts older formats
  * there. Error set. */
-int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh);
+int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_version);
 
 /* bg.c: the background thread of a writer that commits by time or syncs
  * in the background (none otherwise). ckpt_bg_request_stop asks it to

@@ -4,6 +4,7 @@
  * chunks' check and decoding; their count at open.
  */
 #include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -98,10 +99,9 @@ int ckpt_delta_chunk_entries(int csum, struct dent **ents, size_t *n, size_t *ca
         return MDB_CORRUPTED;
     }
     if (ents == NULL && csum) {
-        /* the count at a writer's open (ckpt_tagidx_delta_scan): the
-         * checksum held, so these are the bytes a commit wrote; the walk
-         * below runs when the entries are read (a merge, a read of the tag
-         * index), and the open stays independent of the delta's length */
+        /* only counted (a reader's open): the checksum held, so these are
+         * the bytes a commit wrote; the walk below runs when the entries
+         * are read (a merge, a read of the tag index) */
         *n += count;
         return 0;
     }
@@ -201,4 +201,71 @@ int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
     st->delta.seq = last + 1;
     st->delta.pending = n;
     return 0;
+}
+
+int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, st->delta.dbi, &cur);
+    if (rc)
+        return rc;
+    /* the last key only: its leaf page, not the chunk (a value that large
+     * lives on pages of its own, which this does not touch) */
+    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    mdb_cursor_close(cur);
+    st->delta.seq = 1;
+    st->delta.pending = 0;
+    st->delta.uncounted = 0;
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    if (k.mv_size != 8) {
+        snprintf(where, wlen, "its last chunk's key is %zu bytes, not a chunk number", k.mv_size);
+        return MDB_CORRUPTED;
+    }
+    st->delta.uncounted = ckpt_key_get_u64(k.mv_data);
+    st->delta.seq = st->delta.uncounted + 1;
+    return 0;
+}
+
+void ckpt_tagidx_delta_count_locked(ckpt_store *st)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    volatile uint64_t n = 0;
+    uint64_t upto = st->delta.uncounted;
+    struct ckpt_guard g;
+    if (upto == 0)
+        return;
+    st->delta.uncounted = 0;
+    if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+        n = 1; /* the merge will say why it cannot read them */
+        goto out;
+    }
+    ckpt_guard_push(&g);
+    if (sigsetjmp(g.jb, 0) != 0) {
+        /* a damaged page: the merge reads it again and fails with it */
+        ckpt_guard_pop(&g);
+        n += 1;
+        goto out; /* the read transaction is abandoned, not ended */
+    }
+    if (mdb_cursor_open(txn, st->delta.dbi, &cur) == 0) {
+        for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size == 8 && ckpt_key_get_u64(k.mv_data) > upto)
+                break; /* committed by this writer: counted by its commit */
+            uint32_t count = v.mv_size >= 4 ? ckpt_be32_get(v.mv_data) : 0;
+            n += count == 0 || count > v.mv_size / (3 + DELTA_KEY_MIN) ? 1 : count;
+        }
+        mdb_cursor_close(cur);
+    }
+    ckpt_guard_pop(&g);
+    mdb_txn_abort(txn);
+out:
+    st->delta.pending += n;
+    if (n > 0 && st->delta.since_ms == 0)
+        st->delta.since_ms = ckpt_mono_ms();
 }

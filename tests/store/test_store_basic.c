@@ -177,12 +177,17 @@ static void test_open_creates_rank_dir_and_meta(void **state)
     assert_disk_meta(st, 0, 1, 1, 1);
     stu_close(st);
 
-    /* reopen for writing: generation 2, not clean */
+    /* reopen for writing: generation 2, not clean. The open writes
+     * nothing: the store on disk stays as the close left it until the first
+     * commit, or the first id handed out, carries the mark. */
     o.readonly = 0;
     st = stu_open(&o);
     info = stu_info(st);
     assert_int_equal(info.generation, 2);
     assert_int_equal(info.clean, 0);
+    assert_disk_meta(st, 0, 1, 1, 1);
+    uint64_t id;
+    stu_assert_rc(ckpt_store_next_id(&id, st), 0, st);
     assert_disk_meta(st, 0, 1, 2, 0);
     stu_close(st);
 

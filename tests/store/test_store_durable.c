@@ -203,6 +203,57 @@ static void test_machine_crash_right_after_a_restart(void **state)
     unsetenv("PDC_CKPT_TEST_BOOT_ID");
 }
 
+/* A child that opens in `mode` and ends at once, without closing. */
+static void crash_after_open(const char *root, int mode)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct ckpt_store_opts o = opts(root, mode);
+        ckpt_store *st;
+        _exit(ckpt_store_open(&st, &o) != 0 ? 20 : 0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A machine crash right after a restart that neither committed nor handed
+ * out an id costs nothing: the open wrote nothing into data.mdb (the dirty
+ * mark rides on the first commit or id), so in every sync mode the store
+ * after the reboot is the one the last close left, clean, readable without
+ * a writer's roll-back, and its ids go on from the close's. */
+static void test_machine_crash_right_after_an_idle_restart(void **state)
+{
+    const int modes[] = {CKPT_SYNC_EVERY, CKPT_SYNC_INTERVAL, CKPT_SYNC_CLOSE};
+    for (int i = 0; i < 3; i++) {
+        char root[700];
+        ckpt_store *st;
+        snprintf(root, sizeof root, "%s/mode-%d", stu_dir(state), modes[i]);
+        first_session(root, modes[i], 10);
+        stu_assert_rc(ckpt_store_open_readonly(&st, root, 0), 0, NULL);
+        struct ckpt_store_info before = stu_info(st);
+        stu_close(st);
+
+        crash_after_open(root, modes[i]);
+        struct ckpt_store_info after = reader_after_reboot(root, 10);
+        assert_int_equal(after.clean, 1);
+        assert_int_equal(after.generation, before.generation);
+        assert_int_equal(after.commits, before.commits);
+        assert_int_equal(after.id_seq, before.id_seq);
+
+        setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-another-boot", 1);
+        struct ckpt_store_opts o = opts(root, modes[i]);
+        st = stu_open(&o);
+        assert_holds(st, 10);
+        uint64_t next = 0;
+        stu_assert_rc(ckpt_store_next_id(&next, st), 0, st);
+        assert_int_equal(next, CKPT_ID_BASE + before.id_seq);
+        stu_close(st);
+        unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    }
+}
+
 /* A process crash leaves commits newer than the record; the restart on
  * the same boot keeps them and records them before its first write, so a
  * machine crash after it comes back to them, not to the older record. */
@@ -272,6 +323,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clean_close_survives_a_restart, stu_setup,
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_machine_crash_right_after_a_restart, stu_setup,
+                                        stu_teardown),
+        cmocka_unit_test_setup_teardown(test_machine_crash_right_after_an_idle_restart, stu_setup,
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_its_state,
                                         stu_setup, stu_teardown),

@@ -457,8 +457,8 @@ static void test_merge_long_owner_lists(void **state)
 }
 
 /* A damaged chunk: reads of the tag index fail with CKPT_E_CORRUPT naming
- * kvtag_delta and the chunk, other reads go on, a writer is refused, and
- * nothing is changed. */
+ * kvtag_delta and the chunk, other reads go on, a writer's merge refuses
+ * it, and the chunk is left as it is. */
 static void test_damaged_chunk(void **state)
 {
     struct ckpt_store_opts o = delta_opts(stu_dir(state));
@@ -517,12 +517,38 @@ static void test_damaged_chunk(void **state)
     ckpt_rtxn_end(tx);
     ckpt_store_close(ro);
 
+    /* A writer opens (it reads only the last chunk's key). Its reads of
+     * the tag index fail the same way; its merge refuses the delta and
+     * leaves it as it is; its other reads and its commits go on. */
     ckpt_store *w = NULL;
-    assert_int_equal(ckpt_store_open(&w, &o), CKPT_E_CORRUPT);
-    assert_null(w);
+    stu_assert_rc(ckpt_store_open(&w, &o), 0, NULL);
+    stu_assert_rc(ckpt_store_merge_tags(w), CKPT_E_CORRUPT, w);
     msg = ckpt_errmsg();
     if (strstr(msg, "kvtag_delta") == NULL || strstr(msg, "chunk 1") == NULL)
-        fail_msg("the writer's refusal does not say where: %s", msg);
+        fail_msg("the merge's refusal does not say where: %s", msg);
+    stu_assert_rc(ckpt_rtxn_begin(&tx, w), 0, w);
+    assert_int_equal(ckpt_iter_tagged(tx, "a", 1, stu_collect, &l), CKPT_E_CORRUPT);
+    stu_list_free(&l);
+    stu_assert_rc(ckpt_get_kvtag(&val, tx, OWNER(0), g_names[0], 1), 0, w);
+    ckpt_rtxn_end(tx);
+    put_tag(w, &m, 1, 1);
+    stu_assert_rc(ckpt_store_checkpoint(w), 0, w);
+    stu_close(w);
+    ckpt_store_wait_closed();
+
+    /* the damaged chunk is still there, byte for byte */
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+    assert_int_equal(mdb_env_open(env, envdir, MDB_RDONLY, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "kvtag_delta", 0, &dbi), 0);
+    k.mv_size = 8;
+    k.mv_data = key;
+    assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+    assert_int_equal(v.mv_size, sizeof bad);
+    assert_memory_equal(v.mv_data, bad, sizeof bad);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
 }
 
 int main(void)
