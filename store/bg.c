@@ -95,6 +95,23 @@ void ckpt_bg_start(ckpt_store *st)
         st->bg.running = 1;
 }
 
+void ckpt_bg_ensure_locked(ckpt_store *st)
+{
+    if (__atomic_load_n(&st->bg.deferred, __ATOMIC_ACQUIRE)) {
+        ckpt_bg_start(st);
+        __atomic_store_n(&st->bg.deferred, 0, __ATOMIC_RELEASE);
+    }
+}
+
+void ckpt_bg_ensure(ckpt_store *st)
+{
+    if (!__atomic_load_n(&st->bg.deferred, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&st->mu);
+    ckpt_bg_ensure_locked(st);
+    pthread_mutex_unlock(&st->mu);
+}
+
 /* Ask the background thread to stop; it does once its current step (a
  * commit, or a sync) is over. */
 void ckpt_bg_request_stop(ckpt_store *st)

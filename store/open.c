@@ -430,7 +430,8 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         ckpt_release(st);
         return rc;
     }
-    ckpt_bg_start(st);
+    if (!o->readonly)
+        st->bg.deferred = 1; /* started at first use (ckpt_bg_ensure) */
     *out = st;
     return 0;
 }

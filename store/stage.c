@@ -54,6 +54,7 @@ static int stage(ckpt_store *st, int kind, int db, const void *k, size_t klen, c
                            ckpt_db_name(db), klen, vlen);
     size_t need = (sizeof(struct op_hdr) + klen + alen + vlen + 7) & ~(size_t)7;
     pthread_mutex_lock(&st->mu);
+    ckpt_bg_ensure_locked(st);
     if (st->fault.failed) {
         rc = ckpt_seterr(st, CKPT_E_FAILED, 0, "%s: an earlier LMDB failure requires reopening",
                          st->path);
@@ -325,6 +326,7 @@ int ckpt_store_next_id(uint64_t *id, ckpt_store *st)
     if (st->opts.readonly)
         return CKPT_E_READONLY;
     pthread_mutex_lock(&st->mu);
+    ckpt_bg_ensure_locked(st);
     /* The id lease: ids are handed out only below st->id_lease, at or
      * above which every restart after a crash (of the process or of the
      * machine) starts. Half the gap before it, renew it (with the commit

@@ -178,6 +178,8 @@ struct ckpt_store {
     struct {
         pthread_t thread;
         int running;
+        int deferred;       /* a writer's open left it to first use (ckpt_bg_ensure);
+                             * read without st->mu with __atomic, written under it */
         int stop;
         /* What the stopped thread does next, posted to sem (no mutex: the
          * closer never waits for st->mu held by a thread the scheduler put
@@ -349,8 +351,8 @@ int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
  * a chunk number */
 int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
 /* Add the entries of the chunks an earlier writer left to
- * st->delta.pending, from their headers (the background thread, right after
- * the open; a merge or ckpt_store_info first if they come sooner). Under
+ * st->delta.pending, from their headers (the background thread when it
+ * starts; a commit, a merge or ckpt_store_info first if they come sooner). Under
  * st->mu. A header that does not parse counts as one entry: the merge,
  * which checks every chunk whole, then says what is wrong. */
 void ckpt_tagidx_delta_count_locked(ckpt_store *st);
@@ -430,6 +432,14 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
  * BG_EXIT, or BG_RELEASE to release the closed handle (release.c). */
 enum { BG_EXIT = 1, BG_RELEASE = 2 };
 void ckpt_bg_start(ckpt_store *st);
+/* A writer's open does not start the thread (creating one costs more than
+ * the rest of a restart): the first mutation or id (under st->mu:
+ * ckpt_bg_ensure_locked) or the first read of the tag index (ckpt_bg_ensure)
+ * does, as nothing the thread does is due before: it commits and syncs what
+ * mutations staged, and merges the delta that reads of the tag index
+ * overlay. */
+void ckpt_bg_ensure_locked(ckpt_store *st);
+void ckpt_bg_ensure(ckpt_store *st);
 void ckpt_bg_request_stop(ckpt_store *st);
 void ckpt_bg_stop(ckpt_store *st);
 

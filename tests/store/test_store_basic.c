@@ -512,6 +512,43 @@ static void wait_background_commit(ckpt_store *st, int i)
     }
 }
 
+/* This process's threads (/proc/self/task). */
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/stat", "r");
+    int n = -1;
+    assert_non_null(f);
+    /* field 20: num_threads; the command (field 2) has no spaces here */
+    assert_int_equal(fscanf(f, "%*d %*s %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+                               "%*d %*d %*d %d", &n), 1);
+    fclose(f);
+    return n;
+}
+
+/* A writer's open starts no thread (a restart is ready without one); the
+ * first mutation starts the background thread, whose time-based commit
+ * then commits it. */
+static void test_open_starts_no_thread_until_a_mutation(void **state)
+{
+    struct ckpt_store_opts o = stu_opts(stu_dir(state));
+    uint8_t k[8];
+    o.commit_every = 0;
+    o.commit_ms = 20;
+    ckpt_store *st = stu_open(&o);
+    stu_close(st);
+    ckpt_store_wait_closed(); /* the closed store's thread has ended */
+    int before = thread_count();
+    st = stu_open(&o);
+    assert_int_equal(thread_count(), before);
+    ckpt_key_u64(k, 7);
+    stu_assert_rc(ckpt_store_put_raw(st, CKPT_DB_OBJ, k, 8, "v", 1), 0, st);
+    assert_int_equal(thread_count(), before + 1);
+    for (int i = 0; i < 500 && ckpt_store_pending(st) > 0; i++)
+        usleep(10000);
+    assert_int_equal(ckpt_store_pending(st), 0);
+    stu_close(st);
+}
+
 static void test_commit_ms_commits_in_background(void **state)
 {
     struct ckpt_store_opts o = stu_opts(stu_dir(state));
@@ -991,6 +1028,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_child_process_writes_parent_reads_clean_store,
                                         stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_commit_every_k_mutations, stu_setup, stu_teardown),
+        cmocka_unit_test_setup_teardown(test_open_starts_no_thread_until_a_mutation, stu_setup,
+                                        stu_teardown),
         cmocka_unit_test_setup_teardown(test_commit_ms_commits_in_background, stu_setup,
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_staged_puts_invisible_until_checkpoint, stu_setup,
