@@ -36,6 +36,15 @@ int hk_enc_region(uint8_t *b, size_t c, size_t *l, const void *a);
  * size field. Exported (CKPT_API) only for libckpt_hooks_mpi, as below. */
 CKPT_API int ckpt_hooks_opts_get(struct ckpt_hooks_opts *dst, const struct ckpt_hooks_opts *o);
 
+/* pdc_tables.c: the servers of nservers that PDC's DART (dart_core.c,
+ * DART_hash of an insert) gives a DART entry: the replicas of the virtual
+ * node the entry was inserted at (e->vnode_id), found among the replicas of
+ * the base and the alternative virtual node of its key. Fills homes[0..n)
+ * (distinct, n <= 3) and returns n; CKPT_E_MISMATCH if the entry's virtual
+ * node is none of those (an index PDC's DART did not place). Exported
+ * (CKPT_API) only for libckpt_hooks_mpi's re-homing. */
+CKPT_API int ckpt_pdc_dart_homes(const struct ckpt_dart_entry *e, int nservers, int homes[3]);
+
 /* shared.c: node-local store with a shared copy */
 int ckpt_shared_publish(ckpt_store *st, const char *shared_root, int rank);
 /* Exported (CKPT_API) only because libckpt_hooks_mpi's re-homing calls it;

@@ -350,3 +350,115 @@ int ckpt_hooks_foreach_dart(ckpt_hooks_read *r, ckpt_dart_cb cb, void *payload)
     struct dart_walk w = {r->h, cb, payload};
     return ckpt_iter(r->tx, CKPT_DB_PDC_SERVER, &tag, 1, walk_dart, &w);
 }
+
+/* ---- where PDC's DART puts an entry on a given number of servers ----
+ * PDC 2e5de75a, src/commons/index/dart/dart_core.c with its defaults
+ * (alphabet 27, replication factor 3, DART_MAX_SERVER_NUM_TO_ADAPT 8192):
+ * the virtual nodes do not depend on the server count (27^4 of them, the
+ * tree height coming from the 8192 servers DART adapts to), only their
+ * mapping to servers does (get_server_id_by_vnode_id). An insert goes to
+ * the 3 replicas of either the key's base virtual node or its alternative
+ * one (the less loaded, get_reconciled_vnode_id_with_power_of_two_choice_
+ * rehashing_2); searches and deletes ask the replicas of both. The
+ * arithmetic below is PDC's, with its types (signed chars, int offsets
+ * converted to uint64_t), so that it agrees with PDC for every key. */
+enum { DART_ALPHA = 27, DART_REPL = 3, DART_ADAPT = 8192 };
+
+static int dart_height(void)
+{
+    int h = 0;
+    uint64_t p = 1;
+    while (p < DART_ADAPT) { /* ceil(log_27(8192)) */
+        p *= DART_ALPHA;
+        h++;
+    }
+    return h + 1;
+}
+
+static uint64_t dart_nvnode(int height)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < height; i++)
+        n *= DART_ALPHA;
+    return n;
+}
+
+/* get_base_virtual_node_id_by_string */
+static uint64_t dart_base_vnode(const char *str, int height, uint64_t nvnode)
+{
+    uint64_t rst = 0, i_t_n = 0, pw;
+    int met_end = 0;
+    for (int n = 1; n <= height; n++) {
+        if (!met_end && str[n - 1] == '\0')
+            met_end = 1;
+        if (!met_end)
+            i_t_n = ((uint64_t)str[n - 1]) % DART_ALPHA;
+        pw = 1;
+        for (int i = 0; i < height - n; i++)
+            pw *= DART_ALPHA;
+        rst += i_t_n * pw;
+    }
+    return rst % nvnode;
+}
+
+/* get_reconciled_vnode_id_with_power_of_two_choice_rehashing_2, without
+ * the load callback: the alternative virtual node */
+static uint64_t dart_alt_vnode(uint64_t base, const char *word, int height, uint64_t nvnode)
+{
+    int last = height - 1, post = 0, pre = 0;
+    size_t len = strlen(word);
+    if (height <= 1 || len == 0)
+        return base;
+    if (len <= (size_t)height) {
+        last = (int)len - 1;
+        pre = len <= 1 ? 0 : (int)word[last - 1] % DART_ALPHA;
+    } else {
+        post = (int)word[last + 1] % DART_ALPHA;
+        pre = (int)word[last - 1] % DART_ALPHA;
+    }
+    int leaf = (int)word[last] % DART_ALPHA;
+    int sum = leaf + pre + post, diff = abs(post - leaf - pre);
+    int region_size = (int)(nvnode / DART_ALPHA), sub_region_size = region_size / DART_ALPHA;
+    int major = (sum % DART_ALPHA) * sub_region_size, minor = diff;
+    uint64_t region_offset = (base + (uint64_t)major - (uint64_t)minor) % (uint64_t)region_size;
+    int ir_idx = DART_ALPHA / 2;
+    uint64_t region_start = (uint64_t)((((int)word[0] + ir_idx) % DART_ALPHA) * region_size);
+    return (base + region_start + region_offset) % nvnode;
+}
+
+/* get_server_id_by_vnode_id */
+static int dart_server(uint64_t vnode, uint64_t nvnode, int nservers)
+{
+    int per = (int)(nvnode / (uint64_t)nservers);
+    return (int)((vnode / (uint64_t)per) % (uint64_t)nservers);
+}
+
+int ckpt_pdc_dart_homes(const struct ckpt_dart_entry *e, int nservers, int homes[3])
+{
+    int height = dart_height(), n = 0;
+    uint64_t nvnode = dart_nvnode(height), dist = nvnode / DART_ALPHA, master[2];
+    if (e == NULL || e->key == NULL || homes == NULL || nservers < 1)
+        return ckpt_error(CKPT_E_INVAL, "DART homes: entry, key and a server count are required");
+    master[0] = dart_base_vnode(e->key, height, nvnode);
+    master[1] = dart_alt_vnode(master[0], e->key, height, nvnode);
+    for (int m = 0; m < 2 && n == 0; m++) {
+        int at = 0;
+        for (int r = 0; r < DART_REPL; r++)
+            at |= (master[m] + (uint64_t)r * dist) % nvnode == e->vnode_id;
+        if (!at)
+            continue;
+        for (int r = 0; r < DART_REPL; r++) {
+            int s = dart_server((master[m] + (uint64_t)r * dist) % nvnode, nvnode, nservers), seen = 0;
+            for (int j = 0; j < n; j++)
+                seen |= homes[j] == s;
+            if (!seen)
+                homes[n++] = s;
+        }
+    }
+    if (n == 0)
+        return ckpt_error(CKPT_E_MISMATCH, "DART entry of key [%s] at virtual node %u, which is no "
+                          "replica of the key's base (%" PRIu64 ") or alternative (%" PRIu64 ") "
+                          "virtual node in PDC's DART: its server on another count is unknown",
+                          e->key, e->vnode_id, master[0], master[1]);
+    return n;
+}

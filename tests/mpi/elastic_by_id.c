@@ -14,6 +14,16 @@
  *       another rank, each the record of an object or container held there;
  *       100 new ids per rank are above every restored id of the rank's range.
  *       Run it twice: the second restart moves nothing and finds the same.
+ * Region data (PDC's data-server tables, pdc_server `d`): objects e<r>_<i>
+ * with i % 4 == 0 are PDC_REGION_STATIC, 100 int32 elements, of which rank r
+ * stores slab r of N (as PDC's data server r would); i % 4 == 1 are
+ * PDC_OBJ_STATIC, 100 int64 elements, stored whole when rank r is their
+ * data server. Each server's
+ * bytes are in ROOT-data/pdc_data/<id>/server<j>/s<jjjj>.bin, after some
+ * other bytes. After each restart every rank's entries lie in its slab of M
+ * (or it is the object's data server), each names this rank's file, whose
+ * bytes at the entry's offset are the element values, and all ranks'
+ * entries together cover every object exactly once.
  * Each failed check prints "FAIL: ..."; the exit status is 1 if any did.
  */
 #include <inttypes.h>
@@ -25,7 +35,74 @@
 
 #include "ckpt_hooks_mpi.h"
 
-enum { K = 40 };
+enum { K = 40, DLEN = 100 };
+
+static int me, np;
+
+/* element k of object id: int32 (region-static) or int64 (object-static) */
+static uint64_t dval(uint64_t id, uint64_t k, uint64_t unit)
+{
+    return unit == 4 ? (uint32_t)(id * 7 + k) : id * 13 + k;
+}
+
+/* slab j of m over DLEN elements (PDC's static_region_partition) */
+static void dslab(int m, int j, uint64_t *lo, uint64_t *len)
+{
+    uint64_t s = DLEN / (uint64_t)m, x = (uint64_t)m - DLEN % (uint64_t)m;
+    *lo = (uint64_t)j < x ? (uint64_t)j * s : x * s + ((uint64_t)j - x) * (s + 1);
+    *len = (uint64_t)j < x ? s : s + 1;
+}
+
+static void dpath(char *out, size_t cap, const char *root, uint64_t id, int j)
+{
+    snprintf(out, cap, "%s-data/pdc_data/%" PRIu64 "/server%d/s%04d.bin", root, id, j, j);
+}
+
+/* this rank's data of object id as PDC's data server j of np stores it */
+static int put_data(ckpt_hooks *h, const char *root, uint64_t id, int region_static, int dsid)
+{
+    uint64_t unit = region_static ? 4 : 8, lo = 0, len = DLEN;
+    char path[512], dir[600];
+    if (region_static)
+        dslab(np, me, &lo, &len);
+    else if (dsid != me)
+        return 0;
+    if (len == 0)
+        return 0;
+    dpath(path, sizeof path, root, id, me);
+    snprintf(dir, sizeof dir, "mkdir -p \"$(dirname '%s')\"", path);
+    if (system(dir) != 0)
+        return -1;
+    FILE *f = fopen(path, "ab");
+    if (f == NULL || fwrite("other bytes first", 1, 17, f) != 17) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    long off = ftell(f);
+    for (uint64_t k = lo; k < lo + len; k++) {
+        uint64_t v = dval(id, k, unit);
+        uint32_t v4 = (uint32_t)v;
+        if (fwrite(unit == 4 ? (void *)&v4 : (void *)&v, unit, 1, f) != 1) {
+            fclose(f);
+            return -1;
+        }
+    }
+    if (fclose(f) != 0)
+        return -1;
+    struct ckpt_region g;
+    memset(&g, 0, sizeof g);
+    g.obj_id = id;
+    g.ndim = 1;
+    g.start[0] = lo;
+    g.count[0] = len;
+    g.unit_size = unit;
+    g.data_size = len * unit;
+    g.storage_location = path;
+    g.offset = (uint64_t)off;
+    g.cache_location = "";
+    return ckpt_hook_data_region_put(h, &g);
+}
 
 static int failures;
 #define CHECK(c, ...)                                                           \
@@ -37,8 +114,6 @@ static int failures;
             failures++;                                                         \
         }                                                                       \
     } while (0)
-
-static int me, np;
 
 static int do_write(const char *root)
 {
@@ -77,10 +152,18 @@ static int do_write(const char *root)
         ob.data_server_id = (uint32_t)(i % np);
         ob.ndim = 1;
         ob.dims[0] = (uint64_t)i + 1;
+        if (i % 4 < 2) { /* region data: 0 region-static, 1 object-static */
+            ob.region_partition = i % 4 == 0 ? 1 : 0;
+            ob.dims[0] = DLEN;
+        }
         struct ckpt_kvtag ta = {"ta", 1, (uint32_t)strlen(name) + 1, name};
         struct ckpt_kvtag tb = {"tb", 2, 8, &ids[i]};
         if ((rc = ckpt_hook_obj_create(h, &ob)) == 0 && (rc = ckpt_hook_kvtag_put(h, ids[i], &ta)) == 0)
             rc = ckpt_hook_kvtag_put(h, ids[i], &tb);
+        if (rc == 0 && i % 4 < 2 && put_data(h, root, ids[i], i % 4 == 0, (int)ob.data_server_id) != 0) {
+            printf("FAIL: rank %d: region data of %s: %s\n", me, name, ckpt_errmsg());
+            rc = -1;
+        }
     }
     if (rc == 0)
         rc = ckpt_hook_cont_add_objs(h, cid, ids, K);
@@ -193,6 +276,50 @@ static int cont_alias_cb(const struct ckpt_cont *ct, void *p)
     return 0;
 }
 
+/* one data entry of this rank (payload: struct dctx) */
+struct dctx {
+    uint64_t elems[2];      /* elements held: region-static, object-static */
+    const char *root;
+};
+
+static int data_cb(const struct ckpt_region *g, void *p)
+{
+    struct dctx *d = p;
+    char want[512];
+    int rs = g->unit_size == 4;
+    uint64_t lo = 0, len = DLEN;
+    CHECK(g->ndim == 1 && (g->unit_size == 4 || g->unit_size == 8) && g->data_size == g->count[0] * g->unit_size,
+          "data region of %" PRIu64 ": %u dimensions, unit %" PRIu64 ", %" PRIu64 " bytes", g->obj_id,
+          g->ndim, g->unit_size, g->data_size);
+    if (rs)
+        dslab(np, me, &lo, &len);
+    else /* object-static: whole, on its data server */
+        CHECK(g->start[0] == 0 && g->count[0] == DLEN, "object-static data of %" PRIu64 " in part",
+              g->obj_id);
+    CHECK(g->start[0] >= lo && g->start[0] + g->count[0] <= lo + len,
+          "data region [%" PRIu64 ", +%" PRIu64 ") of %" PRIu64 " outside slab %d of %d", g->start[0],
+          g->count[0], g->obj_id, me, np);
+    dpath(want, sizeof want, d->root, g->obj_id, me);
+    CHECK(strcmp(want, g->storage_location) == 0, "data region of %" PRIu64 " in %s, not this rank's file",
+          g->obj_id, g->storage_location);
+    FILE *f = fopen(g->storage_location, "rb");
+    CHECK(f != NULL, "%s: cannot open", g->storage_location);
+    if (f == NULL)
+        return 0;
+    int same = fseek(f, (long)g->offset, SEEK_SET) == 0;
+    for (uint64_t k = 0; same && k < g->count[0]; k++) {
+        uint64_t v = 0;
+        uint32_t v4 = 0;
+        same = fread(rs ? (void *)&v4 : (void *)&v, g->unit_size, 1, f) == 1 &&
+               (rs ? (uint64_t)v4 : v) == dval(g->obj_id, g->start[0] + k, g->unit_size);
+    }
+    fclose(f);
+    CHECK(same, "data region [%" PRIu64 ", +%" PRIu64 ") of %" PRIu64 ": other bytes at %" PRIu64 " in %s",
+          g->start[0], g->count[0], g->obj_id, g->offset, g->storage_location);
+    d->elems[rs ? 0 : 1] += g->count[0];
+    return 0;
+}
+
 static int do_check(const char *root, int n_old)
 {
     struct ckpt_hooks_opts o = CKPT_HOOKS_OPTS_INIT;
@@ -235,7 +362,23 @@ static int do_check(const char *root, int n_old)
     memset(&one, 0, sizeof one);
     ckpt_hooks_foreach_obj_alias(c.r, name, (K - 1) % 3, obj_alias_cb, &one);
     by_name = one.obj_aliases;
+    struct dctx dc;
+    memset(&dc, 0, sizeof dc);
+    dc.root = root;
+    rc = ckpt_hooks_foreach_data_region(c.r, data_cb, &dc);
+    CHECK(rc == 0, "data regions: %s", ckpt_errmsg());
     ckpt_hooks_read_end(c.r);
+    MPI_Allreduce(MPI_IN_PLACE, dc.elems, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* as written: slab r of every region-static object of rank r (the
+     * slabs of all ranks make DLEN elements per rank's objects); the
+     * object-static objects of rank r whose data server is r */
+    uint64_t want_rs = (uint64_t)(K / 4) * DLEN, want_os = 0;
+    for (int r = 0; r < n_old; r++)
+        for (int i = 1; i < K; i += 4)
+            want_os += i % n_old == r ? DLEN : 0;
+    CHECK(dc.elems[0] == want_rs && dc.elems[1] == want_os,
+          "%" PRIu64 " region-static and %" PRIu64 " object-static elements held in all, expected %" PRIu64
+          " and %" PRIu64, dc.elems[0], dc.elems[1], want_rs, want_os);
 
     uint64_t mine[3] = {c.objs, c.conts, c.obj_aliases + c.cont_aliases}, all[3], named, want_named;
     MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

@@ -9,9 +9,14 @@
 # the objects, kvtags, containers and members it held before (nothing lost
 # or duplicated); then a restart where PDC's client finds every object by
 # name and id with its kvtags and new ids are unused.
-# Last, region data and (in another store) DART entries, which are not
-# re-homed: the restart on FROM is refused on every server, saying why, and
-# the store restarts on TO with the region data / DART answers as before.
+# Then region data written on TO: a restart on FROM killed during the copy,
+# the next one re-homes it, and the regions read back byte for byte there
+# and back on TO (rebuild). A transfer-request table (another store, PDC's
+# dynamic region placement), which is not re-homed: the restart on FROM is
+# refused on every server, saying why, and the store restarts on TO with
+# its data. Last, DART entries (another store) written on TO: restarted on
+# FROM (re-homed) and back on TO (rebuild), the DART searches answer as the
+# warm servers did before each re-homing.
 # usage: test_pdc_elastic_kill.sh PREFIX CLIENT DART_CLIENT INSPECT FROM TO [OBJECTS]
 set -euo pipefail
 # shellcheck source=pdc_lib.sh
@@ -81,34 +86,61 @@ for point in rehome-copy rehome-switch; do
         want=$(counts "$w/verify${round}c.out")
     fi
 done
-echo "== region data on $to server(s): a restart on $from is refused"
+echo "== region data on $to server(s): re-homed onto $from (rank 0 killed during the copy first), and back"
 pdc_restart "$to" map "$w/server-data.log"
-pdc_run "^(FAIL|data-write)" "$w/data-write.out" "$client" data-write --objects 1 --dart 0 ||
+pdc_run "^(FAIL|data-write)" "$w/data-write.out" "$client" data-write --objects 2 --dart 0 ||
     { echo "FAIL: data-write"; exit 1; }
 pdc_close
-pdc_refused "$from" "$w/refuse-data.log" \
-    "pdc-ckpt restart \\(map\\) from .*: CKPT_E_MISMATCH: .*PDC data-server region entries .*not re-homed" restart
-[ ! -e "$store/.rehome" ] || { echo "FAIL: the refused re-homing left $store/.rehome"; exit 1; }
-pdc_restart "$to" map "$w/server-data2.log"
-pdc_run "^(FAIL|data-read)" "$w/data-read.out" "$client" data-read --objects 1 --round 1 --dart 0 ||
-    { echo "FAIL: data-read after the refusal"; exit 1; }
+st=0
+(cd "$w" && PDC_CKPT_FAULT=rehome-copy exec timeout -k 5 "$PDC_READY_TIMEOUT" "$MPIEXEC" -n "$from" \
+    "$PDC_PREFIX/bin/pdc_server.exe" restart) >"$w/kill-data.log" 2>&1 || st=$?
+[ "$st" -ne 0 ] && ! grep -q "Server ready" "$w/kill-data.log" ||
+    { cat "$w/kill-data.log"; echo "FAIL: the server killed during the region data's copy became ready"; exit 1; }
+pdc_restart "$from" map "$w/server-data2.log"
+grep -F "re-homed the store of $to servers onto $from" "$w/server-data2.log" ||
+    { echo "FAIL: the region data's store was not re-homed onto $from"; exit 1; }
+pdc_run "^(FAIL|data-read)" "$w/data-read.out" "$client" data-read --objects 2 --round 1 --dart 0 ||
+    { echo "FAIL: region data after the re-homing onto $from"; exit 1; }
+pdc_close
+pdc_restart "$to" rebuild "$w/server-data3.log"
+pdc_run "^(FAIL|data-read)" "$w/data-read2.out" "$client" data-read --objects 2 --round 2 --dart 0 ||
+    { echo "FAIL: region data back on $to"; exit 1; }
 pdc_close
 
-echo "== DART entries (another store) on $to server(s): a restart on $from is refused"
-export PDC_CKPT_DIR=$w/dart-store
+echo "== a transfer-request table (another store) on $to server(s): a restart on $from is refused"
+export PDC_CKPT_DIR=$w/xfer-store PDC_DATA_LOC=$w/xfer-data
+mkdir -p "$PDC_DATA_LOC"
+pdc_start "$to" "$w/server-xfer.log"
+pdc_run "^(FAIL|xfer-write)" "$w/xfer-write.out" "$client" xfer-write --objects 1 --part dynamic ||
+    { echo "FAIL: xfer-write"; exit 1; }
+pdc_close
+pdc_refused "$from" "$w/refuse-xfer.log" \
+    "pdc-ckpt restart \\(map\\) from .*: CKPT_E_MISMATCH: .*(PDC transfer-request region entries|places its region transfers by the client's rank).*not re-homed" restart
+[ ! -e "$PDC_CKPT_DIR/.rehome" ] || { echo "FAIL: the refused re-homing left .rehome"; exit 1; }
+pdc_restart "$to" map "$w/server-xfer2.log"
+pdc_run "^(FAIL|xfer-read)" "$w/xfer-read.out" "$client" xfer-read --objects 1 ||
+    { echo "FAIL: xfer-read after the refusal"; exit 1; }
+pdc_close
+
+echo "== DART entries (another store) on $to server(s): re-homed onto $from, and back"
+export PDC_CKPT_DIR=$w/dart-store PDC_DATA_LOC=$w
+dc() { pdc_run "^FAIL" "$w/dart-$1.out" "$dart" "$@" --state "$w/dart.state"; }
 pdc_start "$to" "$w/server-dart.log"
-pdc_run "^FAIL" "$w/dart-insert.out" "$dart" insert --state "$w/dart.state" --from 0 --to 20 ||
-    { echo "FAIL: DART inserts"; exit 1; }
-pdc_run "^FAIL" "$w/dart-warm.out" "$dart" answers --state "$w/dart.state" --universe 20 --out "$w/dart-warm" ||
-    { echo "FAIL: DART answers on the warm servers"; exit 1; }
+dc insert --from 0 --to 20 && dc delete --from 0 --to 20 --step 7 || { echo "FAIL: DART inserts and deletes"; exit 1; }
+dc answers --universe 30 --out "$w/dart-warm" || { echo "FAIL: DART answers on the warm servers"; exit 1; }
 pdc_close
-pdc_refused "$from" "$w/refuse-dart.log" \
-    "pdc-ckpt restart \\(map\\) from .*: CKPT_E_MISMATCH: .*PDC DART index entries .*not re-homed" restart
-pdc_restart "$to" map "$w/server-dart2.log"
-pdc_run "^FAIL" "$w/dart-after.out" "$dart" answers --state "$w/dart.state" --universe 20 --out "$w/dart-after" ||
-    { echo "FAIL: DART answers after the refusal"; exit 1; }
+pdc_restart "$from" map "$w/server-dart2.log"
+grep -F "re-homed the store of $to servers onto $from" "$w/server-dart2.log" ||
+    { echo "FAIL: the DART store was not re-homed onto $from"; exit 1; }
+dc answers --universe 30 --out "$w/dart-after" || { echo "FAIL: DART answers after the re-homing"; exit 1; }
+diff "$w/dart-warm" "$w/dart-after" || { echo "FAIL: DART answers differ after the re-homing onto $from"; exit 1; }
+dc insert --from 20 --to 30 || { echo "FAIL: DART inserts on $from"; exit 1; }
+dc answers --universe 30 --out "$w/dart-warm2" || { echo "FAIL: DART answers on $from"; exit 1; }
 pdc_close
-diff "$w/dart-warm" "$w/dart-after" || { echo "FAIL: DART answers differ after the refusal"; exit 1; }
+pdc_restart "$to" rebuild "$w/server-dart3.log"
+dc answers --universe 30 --out "$w/dart-back" || { echo "FAIL: DART answers back on $to"; exit 1; }
+pdc_close
+diff "$w/dart-warm2" "$w/dart-back" || { echo "FAIL: DART answers differ back on $to"; exit 1; }
 unset PDC_CKPT_DIR
-echo "PASS: $from -> $to servers, killed during the copy and during the switch: recovered, nothing lost or duplicated, everything found; region data and DART entries refuse a re-homing"
+echo "PASS: $from -> $to servers, killed during the copy and during the switch: recovered, nothing lost or duplicated, everything found; region data re-homed byte for byte, a transfer-request table refused; DART entries re-homed with the same answers"
 
