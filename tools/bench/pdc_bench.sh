@@ -55,6 +55,28 @@
 #   glue) and inside inline commits: the handlers' time without the polling.
 #   Defaults with --cost: --sizes 10000x100 --np 1 --runs 5 (--runs 0
 #   --perf: the two perf runs only).
+# usage: tools/bench/pdc_bench.sh PREFIX CLIENT --elastic [--runs R]
+#        [--sizes "10000x100"] [--pairs "2:1 1:2"] [--raw FILE]
+#   restart to "Server ready" on M servers of a store written by N, against
+#   the same-count rebuild restart (docs/BENCHMARKS.md, "Elastic restart").
+#   Once per size: a fresh server writes N x T (bench-write) and closes;
+#   that 1-server store is the source of every N:M pair with N = 1, and a
+#   map restart of it on N servers (re-homed 1 -> N), closed, the source for
+#   N > 1 (PDC's busy-polling servers and client put a 2-server write phase
+#   of 10K x 100 at ~1 h on 2 cores). Then R runs; in each, every
+#   configuration once, the order rotating from run to run: the rebuild
+#   restart of each source on its own count (the baselines, and the map
+#   restart for reference), and each N:M pair in the map and the rebuild
+#   form. Each restart starts from a fresh copy of its source (so every
+#   elastic one re-homes), is timed from mpiexec to "Server ready" (as the
+#   other sections), must log the re-homing (rank 0's "re-homed the store
+#   of N servers onto M" line, whose seconds it records), serves the first
+#   and the last object's first and last kvtag (bench-lookup), and after
+#   close_server the store (ckpt-inspect stat --json, next to CLIENT) must
+#   hold M ranks of M with the source's objects, kvtags and containers.
+#   Prints one line per restart, then the medians and the ratios to the
+#   rebuild restart on N and on M. Defaults with --elastic: --sizes
+#   10000x100 --pairs "2:1 1:2" --runs 5.
 # Only one PDC instance can run per machine: set PDC_CKPT_PORT_LOCK=FILE to
 # wait for others that use the same lock file.
 set -euo pipefail
@@ -145,10 +167,12 @@ prefix=${1:?usage: pdc_bench.sh PREFIX CLIENT [--runs R] [--sizes \"NxT ...\"] [
 client=${2:?usage: pdc_bench.sh PREFIX CLIENT ...}
 client=$(realpath "$client")
 shift 2
-runs='' sizes='' nps='' raw='' qclient='' cost='' perf=''
+runs='' sizes='' nps='' raw='' qclient='' cost='' perf='' elastic='' pairs=''
 while [ $# -gt 0 ]; do
     case "$1" in
     --cost) cost=1; shift; continue ;;
+    --elastic) elastic=1; shift; continue ;;
+    --pairs) pairs=$2 ;;
     --perf) perf=1; shift; continue ;;
     --runs) runs=$2 ;;
     --sizes) sizes=$2 ;;
@@ -161,6 +185,8 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "$cost" ]; then
     sizes=${sizes:-"10000x100"} nps=${nps:-1} runs=${runs:-5}
+elif [ -n "$elastic" ]; then
+    sizes=${sizes:-"10000x100"} pairs=${pairs:-"2:1 1:2"} runs=${runs:-5}
 elif [ -n "$qclient" ]; then
     sizes=${sizes:-"20000x4 10000x100"} nps=${nps:-1}
 else
@@ -348,6 +374,139 @@ for size, np, rs in groups:
     nr = len([r for r in rs if r["method"] == "off"])
     print(f"| {size} | {np} | {nr} | {w0:.2f} / {w1:.2f} | {w1 / w0:.3f}; {pair:.3f} | {t0:.0f} / {t1:.0f} | {t1 - t0:.0f} | {p0:.0f} / {p1:.0f} |")
 EOF3
+    exit 0
+fi
+
+# ---- --elastic: restart to ready on M servers of a store of N ----
+# el_stat ROOT: "ranks nranks_ok objs kvtags conts" of the store (closed)
+el_stat() {
+    "$inspect" stat "$1" --json | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+t = j["total"]
+d = t["databases"]
+ok = all(r["nranks"] == t["ranks"] for r in j["ranks"])
+print(t["ranks"], int(ok), d["obj"]["entries"], d["kvtag"]["entries"], d["cont"]["entries"])'
+}
+# el_source SIZE N: the closed N-server store of SIZE in $PDC_WORK/src-SIZE-N
+# (a copy of PDC_TMPDIR), and its counts in $PDC_WORK/src-SIZE-N.stat
+el_source() {
+    local size=$1 np=$2 n t src=$PDC_WORK/src-$1-$2
+    n=${size%x*} t=${size#*x}
+    [ -d "$src" ] && return 0
+    rm -rf "$PDC_TMPDIR" "$PDC_WORK/pdc_data"
+    if [ "$np" -eq 1 ]; then
+        pdc_start 1 "$PDC_WORK/server.log"
+        pdc_client "$client" bench-write --objects "$n" --tags "$t" >"$PDC_WORK/write.out" 2>&1 ||
+            { echo "FAIL: bench-write"; tail "$PDC_WORK/write.out"; exit 1; }
+        pdc_close
+    else
+        el_source "$size" 1
+        cp -a "$PDC_WORK/src-$size-1" "$PDC_TMPDIR"
+        pdc_start "$np" "$PDC_WORK/server.log" restart
+        pdc_close
+    fi
+    cp -a "$PDC_TMPDIR" "$src"
+    local st r ok o k c
+    st=$(el_stat "$src/pdc-ckpt")
+    read -r r ok o k c <<<"$st"
+    if [ "$r" != "$np" ] || [ "$ok" != 1 ] || [ "$o" != "$n" ] || [ "$k" != $((n * t)) ] || [ "$c" != 1 ]; then
+        echo "FAIL: the $np-server source store of $size holds [ranks objs kvtags conts] [$r $o $k $c]"
+        exit 1
+    fi
+    echo "$st" >"$src.stat"
+    echo "source: $size on $np server(s): $(du -sb "$src/pdc-ckpt" | cut -f1) bytes"
+}
+# el_restart SIZE FROM TO FORM RUN: one restart of a fresh copy of the
+# FROM-server store on TO servers in FORM (map or rebuild), checked
+el_restart() {
+    local size=$1 from=$2 to=$3 form=$4 run=$5 n t src log=$PDC_WORK/server-restart.log
+    n=${size%x*} t=${size#*x}
+    src=$PDC_WORK/src-$size-$from
+    rm -rf "$PDC_TMPDIR" "$PDC_WORK/pdc_data"
+    cp -a "$src" "$PDC_TMPDIR"
+    sync -f "$PDC_TMPDIR" 2>/dev/null || true
+    if [ "$form" = rebuild ]; then export PDC_CKPT_RESTART=rebuild; else unset PDC_CKPT_RESTART; fi
+    pdc_start "$to" "$log" restart
+    unset PDC_CKPT_RESTART
+    local ready=$PDC_READY_S rh=''
+    rh=$(sed -n 's/.*pdc-ckpt: re-homed the store of \([0-9]*\) servers onto \([0-9]*\) in \([0-9.]*\) s:.*/\1 \2 \3/p' "$log")
+    if [ "$from" != "$to" ] && [ "${rh% *}" != "$from $to" ]; then
+        echo "FAIL: $from -> $to ($form): no re-homing logged [$rh]"; exit 1
+    fi
+    if [ "$from" = "$to" ] && [ -n "$rh" ]; then
+        echo "FAIL: $from -> $to ($form): a same-count restart re-homed [$rh]"; exit 1
+    fi
+    local o
+    for o in "o0 t0" "o$((n - 1)) t$((t - 1))"; do
+        # shellcheck disable=SC2086
+        pdc_client "$client" bench-lookup --name ${o% *} --tag ${o#* } >"$PDC_WORK/lookup.out" 2>&1 ||
+            { echo "FAIL: $from -> $to ($form): bench-lookup $o"; tail "$PDC_WORK/lookup.out"; exit 1; }
+    done
+    pdc_close
+    local st
+    st=$(el_stat "$PDC_TMPDIR/pdc-ckpt")
+    if [ "$st" != "$to 1 $(cut -d' ' -f3- "$src.stat")" ]; then
+        echo "FAIL: $from -> $to ($form): the store holds [ranks ok objs kvtags conts] [$st]," \
+            "its source [$(cat "$src.stat")]"
+        exit 1
+    fi
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$from" "$to" "$form" "$run" "$ready" \
+        "${rh##* }" | tee -a "$raw"
+}
+if [ -n "$elastic" ]; then
+    inspect=$(dirname "$client")/ckpt-inspect
+    [ -x "$inspect" ] || { echo "FAIL: $inspect not found (the build's ckpt-inspect)"; exit 1; }
+    printf "size\tfrom\tto\tform\trun\tready_s\trehome_s\n" >"$raw"
+    echo "PDC elastic restart bench: sizes [$sizes], N:M [$pairs], $runs runs, prefix $prefix"
+    for size in $sizes; do
+        confs=() counts=()
+        for p in $pairs; do
+            for c in "${p%:*}" "${p#*:}"; do
+                [[ " ${counts[*]} " == *" $c "* ]] || counts+=("$c")
+            done
+        done
+        for c in "${counts[@]}"; do
+            el_source "$size" "$c"
+            confs+=("$c $c rebuild" "$c $c map")
+        done
+        for p in $pairs; do
+            confs+=("${p%:*} ${p#*:} map" "${p%:*} ${p#*:} rebuild")
+        done
+        for run in $(seq 1 "$runs"); do
+            k=${#confs[@]}
+            for i in $(seq 0 $((k - 1))); do
+                # shellcheck disable=SC2086
+                el_restart "$size" ${confs[$(((i + run - 1) % k))]} "$run"
+            done
+        done
+    done
+    echo "raw results: $raw"
+    python3 - "$raw" <<'EOF4'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+def med(size, f, t, form, key="ready_s"):
+    v = [float(r[key]) for r in rows if (r["size"], r["from"], r["to"], r["form"]) == (size, f, t, form)]
+    return statistics.median(v) if v else float("nan"), v
+def runs_ratio(size, a, b):
+    # the median of each run's ratio a / b
+    ra = {r["run"]: float(r["ready_s"]) for r in rows if (r["size"], r["from"], r["to"], r["form"]) == (size,) + a}
+    rb = {r["run"]: float(r["ready_s"]) for r in rows if (r["size"], r["from"], r["to"], r["form"]) == (size,) + b}
+    v = [ra[k] / rb[k] for k in ra if k in rb]
+    return statistics.median(v) if v else float("nan")
+print("\n| size | restart | runs | ready, median (min..max) s | re-homing (rank 0's log), median s | / rebuild on N (median; of each run's) | / rebuild on M | target 2x rebuild on N |")
+print("|---|---|---|---|---|---|---|---|")
+for size in dict.fromkeys(r["size"] for r in rows):
+    for f, t, form in dict.fromkeys((r["from"], r["to"], r["form"]) for r in rows if r["size"] == size):
+        m, v = med(size, f, t, form)
+        rh = [float(r["rehome_s"]) for r in rows if (r["size"], r["from"], r["to"], r["form"]) == (size, f, t, form) and r["rehome_s"]]
+        rhs = f"{statistics.median(rh):.3f}" if rh else "-"
+        bn, _ = med(size, f, f, "rebuild")
+        bm, _ = med(size, t, t, "rebuild")
+        rn = f"{m / bn:.2f}; {runs_ratio(size, (f, t, form), (f, f, 'rebuild')):.2f}"
+        rm = f"{m / bm:.2f}" if bm == bm else "-"
+        ok = "-" if f == t else ("met" if m <= 2 * bn else "missed")
+        print(f"| {size} | {f} -> {t} {form} | {len(v)} | {m:.3f} ({min(v):.3f}..{max(v):.3f}) | {rhs} | {rn} | {rm} | {ok} |")
+EOF4
     exit 0
 fi
 
