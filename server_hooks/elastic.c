@@ -32,7 +32,7 @@
 
 #include "ckpt_hooks_mpi.h"
 #include "ckpt_fs.h"
-#include "hooks_int.h"
+#include "elastic_int.h"
 
 #define RH_NEW ".rehome"
 #define RH_OLD ".rehome-old"
@@ -44,7 +44,6 @@
  * 30,000 re-home in the same time; 100,000 and more take longer. */
 #define RH_COMMIT_EVERY 10000
 
-enum rh_kind { RH_CONT = 1, RH_OBJ, RH_KVTAG, RH_MEMBER, RH_REGION, RH_IDHOME, RH_PDC, RH_ALIAS, RH_DATA };
 
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
@@ -238,11 +237,6 @@ static int recover(const char *root, int rank, int *what)
 /* Exchange                                                            */
 /* ------------------------------------------------------------------ */
 
-struct buf {
-    uint8_t *p;
-    size_t len, cap;
-};
-
 static int buf_put(struct buf *b, const void *d, size_t n)
 {
     if (b->len + n > b->cap) {
@@ -259,34 +253,6 @@ static int buf_put(struct buf *b, const void *d, size_t n)
     b->len += n;
     return 0;
 }
-
-struct rh {
-    MPI_Comm comm;
-    int me, p_new, p_old;
-    ckpt_hooks *out;           /* the new store of this rank */
-    struct buf *send;          /* one per destination */
-    size_t buffered;
-    struct buf recv;
-    struct buf sendbuf;        /* a round's packed send buffer, kept */
-    uint64_t records, moved;
-    int env;                   /* old environment being read */
-    int by_id;                 /* placement: id home, aliases at name homes */
-    ckpt_rtxn *tx;             /* its read transaction */
-    int aborted;               /* a round saw a failure: no more rounds */
-    int32_t origin;            /* rank count the store was first written with */
-    uint64_t cached_owner;     /* owner id -> home cache */
-    int cached_home;
-    struct rh_data *data;      /* PDC's region data (rh_data_*) */
-    const char *root;          /* the store's root (the old layout) */
-};
-
-/* PDC's region data (pdc_server `d`): elastic.c's last section */
-struct rh_data;
-static int rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, int *err);
-static int rh_data_apply(struct rh *x, const uint8_t *k, size_t klen, const uint8_t *v, size_t vlen);
-static int rh_data_flush(struct rh *x);
-static void rh_data_end_env(struct rh *x);
-static void rh_data_free(struct rh *x);
 
 static int queue(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
                  size_t vlen)
@@ -347,7 +313,7 @@ static int apply(struct rh *x, int kind, const uint8_t *k, size_t klen, const vo
         ckpt_store_reserve_id(st, ckpt_key_get_u64(k));
         return ckpt_store_put_raw(st, CKPT_DB_ID_HOME, k, klen, v, vlen);
     case RH_DATA:
-        return rh_data_apply(x, k, klen, v, vlen);
+        return ckpt_rh_data_apply(x, k, klen, v, vlen);
     case RH_PDC:
     case RH_ALIAS:
         if (klen == 0)
@@ -482,7 +448,7 @@ static int round_trip(struct rh *x, int done, int *still, int *err)
  * new home is this rank is applied at once: no copy into a send buffer,
  * through MPI to itself and out of the receive buffer (when one rank
  * reads a whole store, that was every record). */
-static int send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
+int ckpt_rh_send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
                     size_t vlen, int *err)
 {
     int still;
@@ -502,7 +468,7 @@ static int send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen
 static int send_named(struct rh *x, int kind, const ckpt_val *k, const ckpt_val *v, int home,
                       int *err)
 {
-    int rc = send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
+    int rc = ckpt_rh_send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
     if (rc == 0) {
         uint64_t id = ckpt_key_get_u64(k->data);
         int d = ckpt_id_dir_rank(id, x->p_new);
@@ -512,7 +478,7 @@ static int send_named(struct rh *x, int kind, const ckpt_val *k, const ckpt_val 
             hv[1] = (uint8_t)(home >> 16);
             hv[2] = (uint8_t)(home >> 8);
             hv[3] = (uint8_t)home;
-            rc = send_rec(x, d, RH_IDHOME, k->data, 8, hv, 4, err);
+            rc = ckpt_rh_send_rec(x, d, RH_IDHOME, k->data, 8, hv, 4, err);
         }
     }
     return rc;
@@ -524,13 +490,13 @@ static int send_by_id(struct rh *x, int kind, const ckpt_val *k, const ckpt_val 
                       const uint8_t *ak, size_t alen, int *err)
 {
     int home = ckpt_id_dir_rank(ckpt_key_get_u64(k->data), x->p_new);
-    int rc = send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
+    int rc = ckpt_rh_send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
     if (rc == 0 && name_home != home) {
         if (alen == 0)
             return ckpt_error(CKPT_E_NAMETOOLONG, "re-homing: rank-%d: the name of %s %llu cannot be "
                               "keyed", x->env, kind == RH_OBJ ? "object" : "container",
                               (unsigned long long)ckpt_key_get_u64(k->data));
-        rc = send_rec(x, name_home, RH_ALIAS, ak, alen, v->data, v->len, err);
+        rc = ckpt_rh_send_rec(x, name_home, RH_ALIAS, ak, alen, v->data, v->len, err);
     }
     return rc;
 }
@@ -540,7 +506,7 @@ struct walk_ctx {
     int *err;
 };
 
-static int bad(struct rh *x, const char *db, const ckpt_val *k)
+int ckpt_rh_bad(struct rh *x, const char *db, const ckpt_val *k)
 {
     return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: a record in %s (key of %zu bytes, id %llu) "
                       "does not decode", x->env, db, k->len,
@@ -553,7 +519,7 @@ static int w_cont(const ckpt_val *k, const ckpt_val *v, void *p)
     struct ckpt_cont c;
     size_t off;
     if (k->len != 8 || ckpt_rec_cont_decode(&c, v->data, v->len, &off))
-        return bad(w->x, "cont", k);
+        return ckpt_rh_bad(w->x, "cont", k);
     int name_home = ckpt_home_cont(c.cont_name, w->x->p_new);
     if (!w->x->by_id)
         return send_named(w->x, RH_CONT, k, v, name_home, w->err);
@@ -568,7 +534,7 @@ static int w_obj(const ckpt_val *k, const ckpt_val *v, void *p)
     struct ckpt_obj o;
     size_t off;
     if (k->len != 8 || ckpt_rec_obj_decode(&o, v->data, v->len, &off))
-        return bad(w->x, "obj", k);
+        return ckpt_rh_bad(w->x, "obj", k);
     int name_home = ckpt_home_obj(o.obj_name, o.time_step, w->x->p_new);
     if (!w->x->by_id)
         return send_named(w->x, RH_OBJ, k, v, name_home, w->err);
@@ -635,10 +601,10 @@ static int w_owned(struct walk_ctx *w, int kind, size_t minlen, const ckpt_val *
 {
     int home = 0, rc;
     if (k->len < minlen)
-        return bad(w->x, kind == RH_KVTAG ? "kvtag" : kind == RH_REGION ? "region" : "cont_obj", k);
+        return ckpt_rh_bad(w->x, kind == RH_KVTAG ? "kvtag" : kind == RH_REGION ? "region" : "cont_obj", k);
     if ((rc = owner_home(w->x, ckpt_key_get_u64(k->data), &home)) != 0)
         return rc;
-    return send_rec(w->x, home, kind, k->data, k->len, v->data, v->len, w->err);
+    return ckpt_rh_send_rec(w->x, home, kind, k->data, k->len, v->data, v->len, w->err);
 }
 
 static int w_kvtag(const ckpt_val *k, const ckpt_val *v, void *p)
@@ -665,14 +631,14 @@ static int w_dart(struct walk_ctx *w, const ckpt_val *k, const ckpt_val *v)
     int homes[3], n;
     size_t off = 0;
     if (k->len < 2 + 5 + 8 || ckpt_rec_dart_decode(&e, v->data, v->len, &off) != 0)
-        return bad(w->x, "pdc_server (DART entry)", k);
+        return ckpt_rh_bad(w->x, "pdc_server (DART entry)", k);
     if ((n = ckpt_pdc_dart_homes(&e, w->x->p_new, homes)) < 0) {
         char why[400];
         snprintf(why, sizeof why, "%s", ckpt_errmsg());
         return ckpt_error(n, "re-homing: rank-%d: %s", w->x->env, why);
     }
     for (int j = 0; j < n; j++) {
-        int rc = send_rec(w->x, homes[j], RH_PDC, k->data, k->len, v->data, v->len, w->err);
+        int rc = ckpt_rh_send_rec(w->x, homes[j], RH_PDC, k->data, k->len, v->data, v->len, w->err);
         if (rc != 0)
             return rc;
     }
@@ -691,24 +657,24 @@ static int w_pdc(const ckpt_val *k, const ckpt_val *v, void *p)
     const uint8_t *kd = k->data;
     int home = 0, rc;
     if (k->len == 0)
-        return bad(w->x, "pdc_server", k);
+        return ckpt_rh_bad(w->x, "pdc_server", k);
     switch (kd[0]) {
     case CKPT_PDC_SAME_NAME:
         if (k->len < 13)
-            return bad(w->x, "pdc_server", k);
+            return ckpt_rh_bad(w->x, "pdc_server", k);
         rc = owner_home(w->x, ckpt_key_get_u64(kd + k->len - 8), &home);
         if (rc == CKPT_E_CORRUPT)
             return 0; /* the entry of a deleted object: it names nothing */
         if (rc != 0)
             return rc;
-        return send_rec(w->x, home, RH_PDC, k->data, k->len, v->data, v->len, w->err);
+        return ckpt_rh_send_rec(w->x, home, RH_PDC, k->data, k->len, v->data, v->len, w->err);
     case CKPT_PDC_ALIAS_OBJ:
     case CKPT_PDC_ALIAS_CONT:
         return 0;
     case CKPT_PDC_DART:
         return w_dart(w, k, v);
     case CKPT_PDC_DATA_REGION:
-        return rh_data_region(w->x, k, v, w->err);
+        return ckpt_rh_data_region(w->x, k, v, w->err);
     case CKPT_PDC_XFER_REGION:
         /* PDC's transfer-request table: the data servers of regions that
          * clients placed from their rank (PDC_REGION_DYNAMIC, _LOCAL),
@@ -739,7 +705,7 @@ static int read_env(struct rh *x, const char *root, int i, int *err)
             (rc = ckpt_iter(x->tx, CKPT_DB_CONT_OBJ, NULL, 0, w_member, &w)) == 0 &&
             (rc = ckpt_iter(x->tx, CKPT_DB_REGION, NULL, 0, w_region, &w)) == 0)
             rc = ckpt_iter(x->tx, CKPT_DB_PDC_SERVER, NULL, 0, w_pdc, &w);
-        rh_data_end_env(x);
+        ckpt_rh_data_end_env(x);
         ckpt_rtxn_end(x->tx);
         x->tx = NULL;
     }
@@ -791,7 +757,7 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
     while (still) /* an error of ours is announced by the next round */
         round_trip(x, 1, &still, &err);
     /* the region bytes appended are on disk before the new store is */
-    if ((rc = rh_data_flush(x)) != 0 && !err)
+    if ((rc = ckpt_rh_data_flush(x)) != 0 && !err)
         err = rc;
     if (x->out) {
         if (err == 0 && (rc = ckpt_hooks_close(x->out)) != 0)
@@ -935,7 +901,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
         free(x.send[i].p);
     free(x.send);
     free(x.recv.p);
-    rh_data_free(&x);
+    ckpt_rh_data_free(&x);
     free(x.sendbuf.p);
     if (rc) {
         if (me == 0)
@@ -968,386 +934,4 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     if (stats)
         *stats = s;
     return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* PDC's region data on another count (pdc_server `d`)                 */
-/* ------------------------------------------------------------------ */
-/*
- * A PDC data server writes every region of an object into its own file of
- * it, DIR/server<r>/s<rrrr>.bin (PDC's fill_storage_path), and its table
- * (`d`) says where each stored region's bytes are in that file. A read of
- * region R asks data servers chosen from the count: with PDC_REGION_STATIC
- * (PDC's default) server j of M gets the part of R inside slab j of the
- * object (static_region_partition: the object cut along its last dimension
- * longer than M); with PDC_OBJ_STATIC the object's data server gets all of
- * it. So each stored region is cut by the slabs of M, and each piece is
- * appended, with its bytes, to the file of the server that will be asked
- * for it, under a new table entry; a region that stays whole on the
- * server that has it keeps its entry and its bytes. The appended bytes are
- * synced before the new layout is committed; an interrupted or refused
- * re-homing leaves them unreferenced at the end of the files (PDC appends
- * new regions at the end and records their offsets). Regions of objects
- * placed by the client's rank (PDC_REGION_DYNAMIC, _LOCAL) are refused.
- */
-enum { PDC_OBJ_STATIC_ = 0, PDC_REGION_STATIC_ = 1 }; /* pdc_region_partition_t */
-
-struct rh_data {
-    ckpt_store **st;           /* old environments opened to find objects */
-    ckpt_rtxn **tx;
-    uint64_t obj_id;           /* the last object found */
-    struct ckpt_obj obj;
-    int obj_found;
-    uint8_t *obj_rec;          /* its record (obj's strings point into it) */
-    int fd;                    /* the data file being appended to */
-    char path[4200];
-};
-
-static struct rh_data *rh_data_get(struct rh *x)
-{
-    if (x->data == NULL && (x->data = calloc(1, sizeof *x->data)) != NULL) {
-        x->data->fd = -1;
-        x->data->st = calloc((size_t)x->p_old, sizeof *x->data->st);
-        x->data->tx = calloc((size_t)x->p_old, sizeof *x->data->tx);
-        if (x->data->st == NULL || x->data->tx == NULL) {
-            free(x->data->st);
-            free(x->data->tx);
-            free(x->data);
-            x->data = NULL;
-        }
-    }
-    return x->data;
-}
-
-/* The object record of id, from whichever old environment holds it (its
- * id's rank first): 0, CKPT_E_NOTFOUND (a deleted object), or an error. */
-static int rh_data_obj(struct rh *x, uint64_t id, const struct ckpt_obj **out)
-{
-    struct rh_data *d = rh_data_get(x);
-    int first = ckpt_id_dir_rank(id, x->p_old), rc;
-    if (d == NULL)
-        return ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory");
-    if (d->obj_found && d->obj_id == id) {
-        *out = &d->obj;
-        return 0;
-    }
-    d->obj_found = 0;
-    for (int t = 0; t < x->p_old; t++) {
-        int e = (first + t) % x->p_old;
-        ckpt_rtxn *tx = e == x->env ? x->tx : d->tx[e];
-        ckpt_val v;
-        size_t off = 0;
-        if (tx == NULL) {
-            if ((rc = ckpt_store_open_readonly(&d->st[e], x->root, e)) != 0)
-                return rc;
-            if ((rc = ckpt_rtxn_begin(&d->tx[e], d->st[e])) != 0) {
-                ckpt_store_close(d->st[e]);
-                d->st[e] = NULL;
-                return rc;
-            }
-            tx = d->tx[e];
-        }
-        if (ckpt_get_obj(&v, tx, id) != 0)
-            continue;
-        free(d->obj_rec);
-        if ((d->obj_rec = malloc(v.len ? v.len : 1)) == NULL)
-            return ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory");
-        memcpy(d->obj_rec, v.data, v.len);
-        if (ckpt_rec_obj_decode(&d->obj, d->obj_rec, v.len, &off) != 0)
-            return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: object %llu does not decode", e,
-                              (unsigned long long)id);
-        d->obj_id = id;
-        d->obj_found = 1;
-        *out = &d->obj;
-        return 0;
-    }
-    return CKPT_E_NOTFOUND;
-}
-
-/* Slab j of m of object o along dimension *split (PDC's
- * static_region_partition): [*lo, *lo + *len). */
-static void rh_slab(const struct ckpt_obj *o, int m, int j, int *split, uint64_t *lo, uint64_t *len)
-{
-    int sd = -1;
-    for (int i = 0; i < (int)o->ndim; i++)
-        if (o->dims[o->ndim - 1 - i] > (uint64_t)m) {
-            sd = (int)o->ndim - 1 - i;
-            break;
-        }
-    if (sd == -1)
-        sd = (int)o->ndim - 1;
-    uint64_t s = o->dims[sd] / (uint64_t)m, x = (uint64_t)m - o->dims[sd] % (uint64_t)m;
-    *split = sd;
-    if ((uint64_t)j < x) {
-        *lo = (uint64_t)j * s;
-        *len = s;
-    } else {
-        *lo = x * s + ((uint64_t)j - x) * (s + 1);
-        *len = s + 1;
-    }
-}
-
-/* The data file of the same object on server j: PATH ends in
- * /server<i>/s<iiii>.bin for the old server i. */
-static int rh_data_path(char *out, size_t cap, const char *path, int i, int j)
-{
-    char tail[64];
-    size_t n = strlen(path), t = (size_t)snprintf(tail, sizeof tail, "/server%d/s%04d.bin", i, i);
-    if (n <= t || strcmp(path + n - t, tail) != 0)
-        return -1;
-    return snprintf(out, cap, "%.*s/server%d/s%04d.bin", (int)(n - t), path, j, j) < (int)cap &&
-                   strlen(out) < 1024 /* PDC's ADDR_MAX */ ? 0 : -1;
-}
-
-/* Copy sub-box [p0, p0 + pc) of the box g (start gs, count gc, row-major,
- * unit bytes per element) from src to dst (packed). */
-static void rh_subbox(uint8_t *dst, const uint8_t *src, uint32_t ndim, const uint64_t *gs, const uint64_t *gc,
-                      const uint64_t *p0, const uint64_t *pc, uint64_t unit)
-{
-    uint64_t c[3] = {1, 1, 1}, r[3] = {0, 0, 0}, q[3] = {1, 1, 1};
-    for (uint32_t i = 0; i < ndim; i++) { /* right-aligned into 3 dimensions */
-        c[3 - ndim + i] = gc[i];
-        r[3 - ndim + i] = p0[i] - gs[i];
-        q[3 - ndim + i] = pc[i];
-    }
-    for (uint64_t a = 0; a < q[0]; a++)
-        for (uint64_t b = 0; b < q[1]; b++)
-            memcpy(dst + ((a * q[1] + b) * q[2]) * unit,
-                   src + (((r[0] + a) * c[1] + (r[1] + b)) * c[2] + r[2]) * unit, q[2] * unit);
-}
-
-/* One data-server region of old server x->env: its pieces to the servers
- * PDC's client will ask for them on the new count. */
-static int rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, int *err)
-{
-    struct ckpt_region g;
-    const struct ckpt_obj *o = NULL;
-    size_t off = 0;
-    int rc, n = 0, to[64];
-    uint64_t lo[64], len[64], elems = 1;
-    if (k->len <= 9 || ckpt_rec_region_decode(&g, v->data, v->len, &off) != 0)
-        return bad(x, "pdc_server (data region)", k);
-    if ((rc = rh_data_obj(x, g.obj_id, &o)) == CKPT_E_NOTFOUND)
-        return 0; /* the data of a deleted object: nothing reads it */
-    if (rc != 0)
-        return rc;
-    for (uint32_t i = 0; i < g.ndim; i++)
-        elems *= g.count[i];
-    if (g.ndim < 1 || g.ndim > 3 || g.ndim != o->ndim || g.unit_size == 0 ||
-        g.data_size != elems * g.unit_size)
-        return ckpt_error(CKPT_E_MISMATCH, "re-homing: rank-%d: a data region of object %llu (%u "
-                          "dimensions, %llu bytes of %llu-byte elements) that PDC's region reads do not "
-                          "serve on another count (the object has %u dimensions)", x->env,
-                          (unsigned long long)g.obj_id, g.ndim, (unsigned long long)g.data_size,
-                          (unsigned long long)g.unit_size, o->ndim);
-    int split = 0;
-    if (o->region_partition == PDC_OBJ_STATIC_) {
-        to[n] = (int)(o->data_server_id % (uint32_t)x->p_new);
-        lo[n] = g.start[0];
-        len[n++] = g.count[0];
-    } else if (o->region_partition == PDC_REGION_STATIC_ && x->p_new <= 64) {
-        for (int j = 0; j < x->p_new && j < 64; j++) {
-            uint64_t sl, sn;
-            rh_slab(o, x->p_new, j, &split, &sl, &sn);
-            uint64_t a = sl > g.start[split] ? sl : g.start[split];
-            uint64_t b = sl + sn < g.start[split] + g.count[split] ? sl + sn : g.start[split] + g.count[split];
-            if (a < b) {
-                to[n] = j;
-                lo[n] = a;
-                len[n++] = b - a;
-            }
-        }
-    } else {
-        return ckpt_error(CKPT_E_MISMATCH, "re-homing: rank-%d: object %llu places its region transfers "
-                          "by the client's rank (region partition %u) or is cut over more than 64 "
-                          "servers: its data is not re-homed: restart on the count the store was "
-                          "written with (%d)", x->env,
-                          (unsigned long long)g.obj_id, o->region_partition, x->p_old);
-    }
-    uint64_t covered = 0;
-    for (int p = 0; p < n; p++)
-        covered += len[p];
-    if (covered != g.count[split]) /* outside the object's dimensions now */
-        return ckpt_error(CKPT_E_MISMATCH, "re-homing: rank-%d: a data region of object %llu lies "
-                          "partly outside the object's dimensions, where PDC's region reads on %d "
-                          "servers would not find it: its data is not re-homed: restart on the count "
-                          "the store was written with (%d)", x->env, (unsigned long long)g.obj_id,
-                          x->p_new, x->p_old);
-    uint8_t *whole = NULL;
-    for (int p = 0; p < n; p++) {
-        if (to[p] == x->env && lo[p] == g.start[split] && len[p] == g.count[split]) {
-            /* whole, and on the server whose file holds it */
-            if ((rc = send_rec(x, to[p], RH_PDC, k->data, k->len, v->data, v->len, err)) != 0)
-                break;
-            continue;
-        }
-        struct ckpt_region q = g;
-        char path[4200];
-        uint64_t ps[CKPT_MAX_DIM], pc[CKPT_MAX_DIM], bytes = g.unit_size;
-        memcpy(ps, g.start, sizeof ps);
-        memcpy(pc, g.count, sizeof pc);
-        ps[split] = lo[p];
-        pc[split] = len[p];
-        for (uint32_t i = 0; i < g.ndim; i++)
-            bytes *= pc[i];
-        if (rh_data_path(path, sizeof path, g.storage_location, x->env, to[p]) != 0) {
-            rc = ckpt_error(CKPT_E_MISMATCH, "re-homing: rank-%d: data region of object %llu in \"%s\", "
-                            "not a file of PDC server %d (DIR/server%d/s%04d.bin)", x->env,
-                            (unsigned long long)g.obj_id, g.storage_location, x->env, x->env, x->env);
-            break;
-        }
-        if (whole == NULL) { /* the stored region, once */
-            int fd = open(g.storage_location, O_RDONLY | O_CLOEXEC);
-            if ((whole = malloc(g.data_size ? g.data_size : 1)) == NULL) {
-                if (fd >= 0)
-                    close(fd);
-                rc = ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory for a %llu-byte region",
-                                (unsigned long long)g.data_size);
-                break;
-            }
-            ssize_t got = fd < 0 ? -1 : pread(fd, whole, g.data_size, (off_t)g.offset);
-            int e = errno;
-            if (fd >= 0)
-                close(fd);
-            if (got != (ssize_t)g.data_size) {
-                rc = ckpt_error(CKPT_E_IO, "re-homing: rank-%d: reading %llu bytes of object %llu's "
-                                "data at %llu in %s: %s", x->env, (unsigned long long)g.data_size,
-                                (unsigned long long)g.obj_id, (unsigned long long)g.offset,
-                                g.storage_location, got < 0 ? strerror(e) : "the file is shorter");
-                break;
-            }
-        }
-        /* value: record length (4 bytes), the record (offset set by the
-         * receiver), the piece's bytes */
-        memcpy(q.start, ps, sizeof ps);
-        memcpy(q.count, pc, sizeof pc);
-        q.storage_location = path;
-        q.data_size = bytes;
-        q.offset = 0;
-        q.has_hist = 0; /* a histogram of the whole region is not the piece's */
-        size_t rl = 0, cap = v->len + strlen(path) + 64;
-        uint8_t key[9 + CKPT_REGIONKEY_MAX], *val = malloc(4 + cap + bytes);
-        size_t klen = ckpt_key_pdc_region(key, CKPT_PDC_DATA_REGION, g.obj_id, g.ndim, ps, pc);
-        if (val == NULL || klen == 0 || ckpt_rec_region_encode(&rl, val + 4, cap, &q) != 0) {
-            free(val);
-            rc = ckpt_error(CKPT_E_NOMEM, "re-homing: rank-%d: a piece of object %llu's data region "
-                            "does not encode", x->env, (unsigned long long)g.obj_id);
-            break;
-        }
-        uint32_t rl32 = (uint32_t)rl;
-        memcpy(val, &rl32, 4);
-        rh_subbox(val + 4 + rl, whole, g.ndim, g.start, g.count, ps, pc, g.unit_size);
-        rc = send_rec(x, to[p], RH_DATA, key, klen, val, 4 + rl + bytes, err);
-        free(val);
-        if (rc != 0)
-            break;
-    }
-    free(whole);
-    return rc;
-}
-
-/* Append a piece's bytes to this server's file of the object and store
- * its table entry at that offset. */
-static int rh_data_apply(struct rh *x, const uint8_t *k, size_t klen, const uint8_t *v, size_t vlen)
-{
-    struct rh_data *d = rh_data_get(x);
-    struct ckpt_region g;
-    uint32_t rl;
-    size_t off = 0;
-    struct stat sb;
-    if (d == NULL)
-        return ckpt_error(CKPT_E_NOMEM, "re-homing: out of memory");
-    if (vlen < 4 || (memcpy(&rl, v, 4), rl > vlen - 4) || ckpt_rec_region_decode(&g, v + 4, rl, &off) != 0 ||
-        g.data_size != vlen - 4 - rl)
-        return ckpt_error(CKPT_E_RECORD, "re-homing: rank %d received a damaged data region", x->me);
-    if (d->fd < 0 || strcmp(d->path, g.storage_location) != 0) {
-        int rc = rh_data_flush(x);
-        if (rc != 0)
-            return rc;
-        snprintf(d->path, sizeof d->path, "%s", g.storage_location);
-        d->fd = open(d->path, O_WRONLY | O_CLOEXEC);
-        if (d->fd < 0 && errno == ENOENT) { /* a new file, in new directories */
-            char dir[4200], *slash;
-            snprintf(dir, sizeof dir, "%s", d->path);
-            if ((slash = strrchr(dir, '/')) != NULL)
-                *slash = '\0';
-            if (ckpt_fs_mkdirs(dir) == 0 &&
-                (d->fd = open(d->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0) {
-                /* the file's and its directories' names are durable too */
-                for (int up = 0; up < 3 && (slash = strrchr(dir, '/')) != NULL; up++) {
-                    ckpt_fs_fsync(dir);
-                    *slash = '\0';
-                }
-            }
-        }
-        if (d->fd < 0)
-            return ckpt_error(CKPT_E_IO, "re-homing: rank %d: %s: %s", x->me, d->path, strerror(errno));
-    }
-    if (fstat(d->fd, &sb) != 0)
-        return ckpt_error(CKPT_E_IO, "re-homing: rank %d: %s: %s", x->me, d->path, strerror(errno));
-    const uint8_t *bytes = v + 4 + rl;
-    for (uint64_t done = 0; done < g.data_size;) {
-        ssize_t w = pwrite(d->fd, bytes + done, g.data_size - done, (off_t)(sb.st_size + (off_t)done));
-        if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
-            return ckpt_error(e == ENOSPC ? CKPT_E_NOSPACE : CKPT_E_IO, "re-homing: rank %d: appending "
-                              "%llu bytes to %s: %s", x->me, (unsigned long long)g.data_size, d->path,
-                              strerror(e));
-        }
-        done += (uint64_t)w;
-    }
-    g.offset = (uint64_t)sb.st_size;
-    size_t len = 0, cap = rl + 16;
-    uint8_t *rec = malloc(cap);
-    int rc = rec == NULL || ckpt_rec_region_encode(&len, rec, cap, &g) != 0
-                 ? ckpt_error(CKPT_E_NOMEM, "re-homing: a data region does not encode again")
-                 : ckpt_store_put_raw(ckpt_hooks_store(x->out), CKPT_DB_PDC_SERVER, k, klen, rec, len);
-    free(rec);
-    return rc;
-}
-
-/* The data file appended to last: synced and closed. */
-static int rh_data_flush(struct rh *x)
-{
-    struct rh_data *d = x->data;
-    int rc = 0;
-    if (d == NULL || d->fd < 0)
-        return 0;
-    if (fsync(d->fd) != 0)
-        rc = ckpt_error(CKPT_E_IO, "re-homing: rank %d: fsync %s: %s", x->me, d->path, strerror(errno));
-    close(d->fd);
-    d->fd = -1;
-    return rc;
-}
-
-/* The old environments opened to find objects: closed after each
- * environment read (they are read by other ranks too). */
-static void rh_data_end_env(struct rh *x)
-{
-    struct rh_data *d = x->data;
-    for (int e = 0; d && e < x->p_old; e++) {
-        if (d->tx[e])
-            ckpt_rtxn_end(d->tx[e]);
-        if (d->st[e])
-            ckpt_store_close(d->st[e]);
-        d->tx[e] = NULL;
-        d->st[e] = NULL;
-    }
-    if (d)
-        d->obj_found = 0;
-}
-
-static void rh_data_free(struct rh *x)
-{
-    struct rh_data *d = x->data;
-    if (d == NULL)
-        return;
-    rh_data_end_env(x);
-    if (d->fd >= 0)
-        close(d->fd);
-    free(d->obj_rec);
-    free(d->st);
-    free(d->tx);
-    free(d);
-    x->data = NULL;
 }
