@@ -448,7 +448,7 @@ static int round_trip(struct rh *x, int done, int *still, int *err)
  * new home is this rank is applied at once: no copy into a send buffer,
  * through MPI to itself and out of the receive buffer (when one rank
  * reads a whole store, that was every record). */
-int ckpt_rh_send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
+static int send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
                     size_t vlen, int *err)
 {
     int still;
@@ -468,7 +468,7 @@ int ckpt_rh_send_rec(struct rh *x, int dest, int kind, const void *k, size_t kle
 static int send_named(struct rh *x, int kind, const ckpt_val *k, const ckpt_val *v, int home,
                       int *err)
 {
-    int rc = ckpt_rh_send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
+    int rc = send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
     if (rc == 0) {
         uint64_t id = ckpt_key_get_u64(k->data);
         int d = ckpt_id_dir_rank(id, x->p_new);
@@ -478,7 +478,7 @@ static int send_named(struct rh *x, int kind, const ckpt_val *k, const ckpt_val 
             hv[1] = (uint8_t)(home >> 16);
             hv[2] = (uint8_t)(home >> 8);
             hv[3] = (uint8_t)home;
-            rc = ckpt_rh_send_rec(x, d, RH_IDHOME, k->data, 8, hv, 4, err);
+            rc = send_rec(x, d, RH_IDHOME, k->data, 8, hv, 4, err);
         }
     }
     return rc;
@@ -490,13 +490,13 @@ static int send_by_id(struct rh *x, int kind, const ckpt_val *k, const ckpt_val 
                       const uint8_t *ak, size_t alen, int *err)
 {
     int home = ckpt_id_dir_rank(ckpt_key_get_u64(k->data), x->p_new);
-    int rc = ckpt_rh_send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
+    int rc = send_rec(x, home, kind, k->data, k->len, v->data, v->len, err);
     if (rc == 0 && name_home != home) {
         if (alen == 0)
             return ckpt_error(CKPT_E_NAMETOOLONG, "re-homing: rank-%d: the name of %s %llu cannot be "
                               "keyed", x->env, kind == RH_OBJ ? "object" : "container",
                               (unsigned long long)ckpt_key_get_u64(k->data));
-        rc = ckpt_rh_send_rec(x, name_home, RH_ALIAS, ak, alen, v->data, v->len, err);
+        rc = send_rec(x, name_home, RH_ALIAS, ak, alen, v->data, v->len, err);
     }
     return rc;
 }
@@ -505,13 +505,6 @@ struct walk_ctx {
     struct rh *x;
     int *err;
 };
-
-int ckpt_rh_bad(struct rh *x, const char *db, const ckpt_val *k)
-{
-    return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: a record in %s (key of %zu bytes, id %llu) "
-                      "does not decode", x->env, db, k->len,
-                      k->len >= 8 ? (unsigned long long)ckpt_key_get_u64(k->data) : 0ull);
-}
 
 static int w_cont(const ckpt_val *k, const ckpt_val *v, void *p)
 {
@@ -604,7 +597,7 @@ static int w_owned(struct walk_ctx *w, int kind, size_t minlen, const ckpt_val *
         return ckpt_rh_bad(w->x, kind == RH_KVTAG ? "kvtag" : kind == RH_REGION ? "region" : "cont_obj", k);
     if ((rc = owner_home(w->x, ckpt_key_get_u64(k->data), &home)) != 0)
         return rc;
-    return ckpt_rh_send_rec(w->x, home, kind, k->data, k->len, v->data, v->len, w->err);
+    return send_rec(w->x, home, kind, k->data, k->len, v->data, v->len, w->err);
 }
 
 static int w_kvtag(const ckpt_val *k, const ckpt_val *v, void *p)
@@ -638,7 +631,7 @@ static int w_dart(struct walk_ctx *w, const ckpt_val *k, const ckpt_val *v)
         return ckpt_error(n, "re-homing: rank-%d: %s", w->x->env, why);
     }
     for (int j = 0; j < n; j++) {
-        int rc = ckpt_rh_send_rec(w->x, homes[j], RH_PDC, k->data, k->len, v->data, v->len, w->err);
+        int rc = send_rec(w->x, homes[j], RH_PDC, k->data, k->len, v->data, v->len, w->err);
         if (rc != 0)
             return rc;
     }
@@ -667,14 +660,14 @@ static int w_pdc(const ckpt_val *k, const ckpt_val *v, void *p)
             return 0; /* the entry of a deleted object: it names nothing */
         if (rc != 0)
             return rc;
-        return ckpt_rh_send_rec(w->x, home, RH_PDC, k->data, k->len, v->data, v->len, w->err);
+        return send_rec(w->x, home, RH_PDC, k->data, k->len, v->data, v->len, w->err);
     case CKPT_PDC_ALIAS_OBJ:
     case CKPT_PDC_ALIAS_CONT:
         return 0;
     case CKPT_PDC_DART:
         return w_dart(w, k, v);
     case CKPT_PDC_DATA_REGION:
-        return ckpt_rh_data_region(w->x, k, v, w->err);
+        return ckpt_rh_data_region(w->x, k, v, send_rec, w->err);
     case CKPT_PDC_XFER_REGION:
         /* PDC's transfer-request table: the data servers of regions that
          * clients placed from their rank (PDC_REGION_DYNAMIC, _LOCAL),

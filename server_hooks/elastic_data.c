@@ -42,6 +42,13 @@ struct rh_data {
     char path[4200];
 };
 
+int ckpt_rh_bad(struct rh *x, const char *db, const ckpt_val *k)
+{
+    return ckpt_error(CKPT_E_RECORD, "re-homing: rank-%d: a record in %s (key of %zu bytes, id %llu) "
+                      "does not decode", x->env, db, k->len,
+                      k->len >= 8 ? (unsigned long long)ckpt_key_get_u64(k->data) : 0ull);
+}
+
 static struct rh_data *rh_data_get(struct rh *x)
 {
     if (x->data == NULL && (x->data = calloc(1, sizeof *x->data)) != NULL) {
@@ -157,7 +164,8 @@ static void rh_subbox(uint8_t *dst, const uint8_t *src, uint32_t ndim, const uin
 
 /* One data-server region of old server x->env: its pieces to the servers
  * PDC's client will ask for them on the new count. */
-int ckpt_rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, int *err)
+int ckpt_rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, ckpt_rh_send_fn send,
+                        int *err)
 {
     struct ckpt_region g;
     const struct ckpt_obj *o = NULL;
@@ -216,7 +224,7 @@ int ckpt_rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, int 
     for (int p = 0; p < n; p++) {
         if (to[p] == x->env && lo[p] == g.start[split] && len[p] == g.count[split]) {
             /* whole, and on the server whose file holds it */
-            if ((rc = ckpt_rh_send_rec(x, to[p], RH_PDC, k->data, k->len, v->data, v->len, err)) != 0)
+            if ((rc = send(x, to[p], RH_PDC, k->data, k->len, v->data, v->len, err)) != 0)
                 break;
             continue;
         }
@@ -276,7 +284,7 @@ int ckpt_rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, int 
         uint32_t rl32 = (uint32_t)rl;
         memcpy(val, &rl32, 4);
         rh_subbox(val + 4 + rl, whole, g.ndim, g.start, g.count, ps, pc, g.unit_size);
-        rc = ckpt_rh_send_rec(x, to[p], RH_DATA, key, klen, val, 4 + rl + bytes, err);
+        rc = send(x, to[p], RH_DATA, key, klen, val, 4 + rl + bytes, err);
         free(val);
         if (rc != 0)
             break;

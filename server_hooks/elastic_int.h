@@ -38,22 +38,23 @@ struct rh {
     const char *root;          /* the store's root (the old layout) */
 };
 
-/* Send a record to its new home (elastic.c): applied at once when that is
- * this rank, else queued for the next exchange round. */
-int ckpt_rh_send_rec(struct rh *x, int dest, int kind, const void *k, size_t klen, const void *v,
-                     size_t vlen, int *err);
+/* Send a record to its new home: applied at once when that is this rank,
+ * else queued for the next exchange round (elastic.c's send_rec). */
+typedef int (*ckpt_rh_send_fn)(struct rh *x, int dest, int kind, const void *k, size_t klen,
+                               const void *v, size_t vlen, int *err);
 
 /* CKPT_E_RECORD: a record of database db in the environment being read
- * does not decode. */
+ * does not decode (elastic_data.c; elastic.c's walks use it too). */
 int ckpt_rh_bad(struct rh *x, const char *db, const ckpt_val *k);
 
 /* elastic_data.c: PDC's region data (pdc_server `d`). A stored region of
- * the environment being read, cut for the new count and sent with its bytes;
- * a received piece appended to this rank's file; the appended files synced
- * (before the new layout is committed); the end of one old environment; and
- * the state freed. */
+ * the environment being read, cut for the new count and its pieces sent
+ * with their bytes through `send`; a received piece appended to this
+ * rank's file; the appended files synced (before the new layout is
+ * committed); the end of one old environment; and the state freed. */
 struct rh_data;
-int ckpt_rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, int *err);
+int ckpt_rh_data_region(struct rh *x, const ckpt_val *k, const ckpt_val *v, ckpt_rh_send_fn send,
+                        int *err);
 int ckpt_rh_data_apply(struct rh *x, const uint8_t *k, size_t klen, const uint8_t *v, size_t vlen);
 int ckpt_rh_data_flush(struct rh *x);
 void ckpt_rh_data_end_env(struct rh *x);

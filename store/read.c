@@ -33,6 +33,7 @@ int ckpt_rtxn_begin(ckpt_rtxn **out, ckpt_store *st)
     *out = NULL;
     if ((rc = ckpt_store_check_failed(st)) != 0)
         return rc;
+    ckpt_bg_ensure(st); /* a writer's first read: its thread merges what reads overlay */
     if ((tx = malloc(sizeof *tx)) == NULL)
         return CKPT_E_NOMEM;
     tx->st = st;

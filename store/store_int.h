@@ -434,7 +434,7 @@ enum { BG_EXIT = 1, BG_RELEASE = 2 };
 void ckpt_bg_start(ckpt_store *st);
 /* A writer's open does not start the thread (creating one costs more than
  * the rest of a restart): the first mutation or id (under st->mu:
- * ckpt_bg_ensure_locked) or the first read of the tag index (ckpt_bg_ensure)
+ * ckpt_bg_ensure_locked) or the first read transaction (ckpt_bg_ensure)
  * does, as nothing the thread does is due before: it commits and syncs what
  * mutations staged, and merges the delta that reads of the tag index
  * overlay. */

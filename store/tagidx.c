@@ -496,7 +496,6 @@ static int view_get(ckpt_rtxn *tx, const struct ckpt_tagidx_view **out)
     *out = tx->view;
     if (tx->view_built || !st->delta.on)
         return 0;
-    ckpt_bg_ensure(st); /* a writer: its thread merges what this overlays */
     MDB_stat ms;
     if ((rc = mdb_stat(tx->txn, st->delta.dbi, &ms)) != 0 ||
         (rc = mdb_cursor_open(tx->txn, st->delta.dbi, &cur)) != 0)
