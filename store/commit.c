@@ -78,6 +78,113 @@ static int short_write_cause(const ckpt_store *st, char *why, size_t n)
     return 0;
 }
 
+/* Whether LMDB's free-page list (its database 0) is sound, checked once
+ * per handle inside the first write transaction that may write, before
+ * anything in it allocates a page (the open's when it creates or converts
+ * the store, schema.c's when it creates a database, else the first commit
+ * or merge): a restart that only maps the store reads nothing of it. LMDB
+ * reads that list, and copies what its records say, at the first page a
+ * writer allocates and again at every commit, trusting the sizes on the
+ * page: a damaged record there made LMDB copy past a heap buffer (found by
+ * AddressSanitizer in reliability_damaged_random: a page of garbage over
+ * the list's root). So every record is checked first: an 8-byte key (a
+ * transaction id); a value of (n + 1) 8-byte words holding n, then n page
+ * numbers, each a page of the file other than the two meta pages; key and
+ * value inside the file's pages. A page LMDB reads on the way that faults
+ * is caught by the caller's guard. Cost: one read of the list, which LMDB
+ * keeps short. 0, or CKPT_E_CORRUPT (every later write transaction of the
+ * handle checks again and fails the same way). */
+int ckpt_freelist_check(ckpt_store *st, MDB_txn *wtxn)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    MDB_envinfo ei;
+    const char *why = NULL;
+    uint64_t txnid = 0;
+    int rc;
+    (void)wtxn;
+    if (st->fl_checked || st->psize == 0)
+        return 0;
+    mdb_env_info(st->env, &ei);
+    const size_t last = ei.me_last_pgno, ps = st->psize;
+    /* LMDB opens no cursor on its free-page list in a write transaction:
+     * a read transaction beside it (MDB_NOTLS) sees the same snapshot, the
+     * last committed one, which the write transaction started from */
+    if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
+                           st->path);
+    /* The map's base bounds every key and value read below: the page of
+     * the main database's record of the meta database says where it is.
+     * (No mdb_dbi_open here: a handle opened in this read transaction
+     * would take the slot of one the write transaction opened and has not
+     * committed, which LMDB then refuses, MDB_BAD_DBI.) */
+    const char *base = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
+    MDB_val mk = {strlen(ckpt_db_name(CKPT_DB_META)), (void *)ckpt_db_name(CKPT_DB_META)}, mv;
+    if (base == NULL && mdb_get(txn, 1 /* LMDB's main database */, &mk, &mv) == 0) {
+        const char *page = (const char *)((uintptr_t)mv.mv_data & ~(uintptr_t)(ps - 1));
+        uint64_t pgno;
+        memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
+        if (pgno >= 2 && pgno <= last)
+            base = page - pgno * ps;
+    }
+    if (base == NULL) { /* no meta database yet (a store being created), or a damaged page: open_schema says which */
+        mdb_txn_abort(txn);
+        return 0;
+    }
+    const char *end = base + (last + 1) * ps;
+    if ((rc = mdb_cursor_open(txn, 0, &cur)) != 0) {
+        mdb_txn_abort(txn);
+        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot read LMDB's free-page "
+                           "list", st->path);
+    }
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && why == NULL;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        uint64_t n = 0;
+        /* nothing is read from a key or value before it is known to lie in
+         * the file's pages past the two meta pages */
+        if (k.mv_size != 8 || (const char *)k.mv_data < base + 2 * ps ||
+            (const char *)k.mv_data > end - 8) {
+            why = "a record whose key is not a transaction id";
+            break;
+        }
+        memcpy(&txnid, k.mv_data, 8);
+        if ((const char *)v.mv_data < base + 2 * ps || (const char *)v.mv_data > end ||
+            v.mv_size > (size_t)(end - (const char *)v.mv_data) || v.mv_size < 8 ||
+            v.mv_size % 8 != 0) {
+            why = "a record outside the file's pages, or of a size that is no page list";
+            break;
+        }
+        memcpy(&n, v.mv_data, 8);
+        if (n != v.mv_size / 8 - 1) {
+            why = "a page list whose count does not match its size";
+            break;
+        }
+        for (uint64_t i = 1; i <= n; i++) {
+            uint64_t pg;
+            memcpy(&pg, (const char *)v.mv_data + 8 * i, 8);
+            if (pg < 2 || pg > last) {
+                why = "a free page number outside the file";
+                break;
+            }
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    if (why != NULL)
+        return ckpt_seterr(st, CKPT_E_CORRUPT, 0, "%s/data.mdb: LMDB's free-page list is damaged "
+                           "(record of transaction %llu: %s); nothing is written to this store "
+                           "(its committed records stay readable)", st->path,
+                           (unsigned long long)txnid, why);
+    if (rc != MDB_NOTFOUND)
+        return ckpt_seterr(st, rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ? CKPT_E_CORRUPT
+                                                                              : ckpt_map_lmdb(rc),
+                           rc, "%s/data.mdb: reading LMDB's free-page list: damaged; nothing is "
+                           "written to this store", st->path);
+    st->fl_checked = 1;
+    return 0;
+}
+
 /* Whether enough was committed since the last sync for the background
  * thread to sync now (interval and close modes). */
 int ckpt_sync_due(const ckpt_store *st)
@@ -166,6 +273,13 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         rc = mdb_txn_begin(st->env, NULL, 0, &txn);
         if (rc)
             break;
+        if ((rc = ckpt_freelist_check(st, txn)) != 0) {
+            mdb_txn_abort(txn);
+            ckpt_guard_pop(&g);
+            st->delta.merge_err = rc;
+            st->delta.merge_err_ms = ckpt_mono_ms();
+            return rc;
+        }
         what = "merge";
         rc = ckpt_tagidx_merge(st, txn, MERGE_SLICE, stop, &merged, more, where, sizeof where);
         if ((rc = txn_finish(st, txn, rc, &what, &again)) != 0 || !again)
@@ -259,6 +373,14 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         rc = mdb_txn_begin(st->env, NULL, 0, &txn);
         if (rc)
             break;
+        if ((rc = ckpt_freelist_check(st, txn)) != 0) {
+            mdb_txn_abort(txn);
+            ckpt_guard_pop(&g);
+            st->commit.last_err = rc;
+            st->commit.failed_nops = st->batch.nops;
+            st->commit.failed_ms = ckpt_mono_ms();
+            return rc;
+        }
         what = "apply";
         while (rc == 0 && done < st->batch.nops) {
             const struct op_hdr *h = (const struct op_hdr *)(st->batch.log + off);

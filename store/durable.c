@@ -98,8 +98,27 @@ static int slot_ok(const uint8_t *s, const char *magic)
     return memcmp(s, magic, 8) == 0 && ckpt_ne64_get(s + R_HASH) == ckpt_fnv1a64(s, R_HASH);
 }
 
-/* This machine's boot id ("" if unknown); PDC_CKPT_TEST_BOOT_ID replaces
- * it (tests: an image opened "after a reboot"). */
+static char machine_boot[BOOT_ID_LEN];
+static pthread_once_t machine_boot_once = PTHREAD_ONCE_INIT;
+
+static void read_machine_boot(void)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, machine_boot, BOOT_ID_LEN - 1);
+    close(fd);
+    if (n <= 0) {
+        memset(machine_boot, 0, BOOT_ID_LEN);
+        return;
+    }
+    while (n > 0 && (machine_boot[n - 1] == '\n' || machine_boot[n - 1] == 0))
+        machine_boot[--n] = 0;
+}
+
+/* This machine's boot id ("" if unknown), read once per process;
+ * PDC_CKPT_TEST_BOOT_ID replaces it (tests: an image opened "after a
+ * reboot"). */
 static void boot_id(char out[BOOT_ID_LEN])
 {
     const char *t = getenv("PDC_CKPT_TEST_BOOT_ID");
@@ -108,17 +127,8 @@ static void boot_id(char out[BOOT_ID_LEN])
         strncpy(out, t, BOOT_ID_LEN - 1);
         return;
     }
-    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, BOOT_ID_LEN - 1);
-    close(fd);
-    if (n <= 0) {
-        memset(out, 0, BOOT_ID_LEN);
-        return;
-    }
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == 0))
-        out[--n] = 0;
+    pthread_once(&machine_boot_once, read_machine_boot);
+    memcpy(out, machine_boot, BOOT_ID_LEN);
 }
 
 /* An LMDB meta (136 bytes from byte 16 of a meta page) that LMDB would
@@ -271,6 +281,9 @@ static int recover(ckpt_store *st, const char *data)
     }
     if (have)
         d->seq = ckpt_ne64_get(rec + R_SEQ); /* the next record goes to the other slot */
+    boot_id(boot);
+    d->boot_recorded = boot[0] && slot_ok(buf + BOOT_OFF, BOOT_MAGIC) &&
+                       memcmp(buf + BOOT_OFF + BOOT_ID, boot, BOOT_ID_LEN) == 0;
     if (stat(data, &ds) != 0 || ds.st_size == 0) {
         /* a new store: a writer records it once LMDB has created it */
         d->sync_at_open = !rdonly;
@@ -308,10 +321,7 @@ static int recover(ckpt_store *st, const char *data)
             rc = establish(st, dfd, nmeta, psize); /* into sync mode: ORDERED */
         goto out;
     }
-    boot_id(boot);
-    int same_boot = boot[0] && slot_ok(buf + BOOT_OFF, BOOT_MAGIC) &&
-                    memcmp(buf + BOOT_OFF + BOOT_ID, boot, BOOT_ID_LEN) == 0;
-    if (same_boot || (rdonly && live_writer(st->path))) {
+    if (d->boot_recorded || (rdonly && live_writer(st->path))) {
         /* The machine did not restart since the last writer wrote (or it
          * is still writing): every commit is in the page cache, nothing is
          * rolled back. A writer makes that state durable and records it
@@ -484,13 +494,17 @@ int ckpt_durable_opened(ckpt_store *st)
         goto out;
     }
     /* the boot slot: unsynced (a lost or torn one reads as another boot,
-     * which only means a roll-back to the last sync) */
-    uint8_t s[SLOT];
-    memset(s, 0, sizeof s);
-    memcpy(s, BOOT_MAGIC, 8);
-    boot_id((char *)s + BOOT_ID);
-    if ((rc = write_slot(d->fd, s, BOOT_OFF)) != 0)
-        goto out;
+     * which only means a roll-back to the last sync); not rewritten when it
+     * already names this boot */
+    if (!d->boot_recorded) {
+        uint8_t s[SLOT];
+        memset(s, 0, sizeof s);
+        memcpy(s, BOOT_MAGIC, 8);
+        boot_id((char *)s + BOOT_ID);
+        if ((rc = write_slot(d->fd, s, BOOT_OFF)) != 0)
+            goto out;
+        d->boot_recorded = 1;
+    }
     if (d->sync_at_open) {
         struct ckpt_durable_tok t;
         if ((rc = ckpt_durable_begin(st, &t)) == 0)

@@ -1,9 +1,9 @@
 /*
  * open.c - opening a rank's environment: options, ownership and locks
  * (ROOT/store.lock shared, writer.lock), the power-loss recovery before
- * LMDB reads the file (durable.c), LMDB's environment and the checks
- * before a writer's first write, the schema (schema.c) and the open's
- * commit of its meta record.
+ * LMDB reads the file (durable.c), LMDB's environment, the schema
+ * (schema.c) and, for a new or converted store, the open's commit of its
+ * meta record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,90 +91,6 @@ static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned fl
     return 0;
 }
 
-/* Whether LMDB's free-page list (its database 0) is sound, before a
- * writer's first write transaction. LMDB reads that list, and copies what
- * its records say, at the first page a writer allocates and again at every
- * commit, trusting the sizes on the page: a damaged record there made
- * LMDB copy past a heap buffer (found by AddressSanitizer in
- * reliability_damaged_random: a page of garbage over the list's root). So
- * every record is checked first: an 8-byte key (a transaction id); a value
- * of (n + 1) 8-byte words holding n, then n page numbers, each a page of
- * the file other than the two meta pages; key and value inside the file's
- * pages. A page LMDB reads on the way that faults is caught by the
- * caller's guard. Cost: one read of the list, which LMDB keeps short. */
-static int check_freelist(ckpt_store *st, const MDB_envinfo *ei)
-{
-    MDB_txn *txn;
-    MDB_cursor *cur;
-    MDB_val k, v;
-    const size_t last = ei->me_last_pgno, ps = st->psize;
-    const char *why = NULL;
-    uint64_t txnid = 0;
-    int rc;
-    if (ps == 0)
-        return 0;
-    if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
-        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
-                           st->path);
-    /* the map's base bounds every key and value read below */
-    const char *base = NULL;
-    MDB_dbi mdbi;
-    if (mdb_dbi_open(txn, ckpt_db_name(CKPT_DB_META), 0, &mdbi) == 0)
-        base = ckpt_map_base(st, txn, mdbi, last);
-    if (base == NULL) { /* no meta record yet (a store being created), or a damaged one: open_schema says which */
-        mdb_txn_abort(txn);
-        return 0;
-    }
-    const char *end = base + (last + 1) * ps;
-    if ((rc = mdb_cursor_open(txn, 0, &cur)) != 0) {
-        mdb_txn_abort(txn);
-        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot read LMDB's free-page "
-                           "list", st->path);
-    }
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && why == NULL;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        uint64_t n = 0;
-        /* nothing is read from a key or value before it is known to lie in
-         * the file's pages past the two meta pages */
-        if (k.mv_size != 8 || (const char *)k.mv_data < base + 2 * ps ||
-            (const char *)k.mv_data > end - 8) {
-            why = "a record whose key is not a transaction id";
-            break;
-        }
-        memcpy(&txnid, k.mv_data, 8);
-        if ((const char *)v.mv_data < base + 2 * ps || (const char *)v.mv_data > end ||
-            v.mv_size > (size_t)(end - (const char *)v.mv_data) || v.mv_size < 8 ||
-            v.mv_size % 8 != 0) {
-            why = "a record outside the file's pages, or of a size that is no page list";
-            break;
-        }
-        memcpy(&n, v.mv_data, 8);
-        if (n != v.mv_size / 8 - 1) {
-            why = "a page list whose count does not match its size";
-            break;
-        }
-        for (uint64_t i = 1; i <= n; i++) {
-            uint64_t pg;
-            memcpy(&pg, (const char *)v.mv_data + 8 * i, 8);
-            if (pg < 2 || pg > last) {
-                why = "a free page number outside the file";
-                break;
-            }
-        }
-    }
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    if (why != NULL)
-        return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s/data.mdb: LMDB's free-page list is damaged "
-                           "(record of transaction %llu: %s); not opened for writing", st->path,
-                           (unsigned long long)txnid, why);
-    if (rc != MDB_NOTFOUND)
-        return ckpt_seterr(NULL, rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ? CKPT_E_CORRUPT
-                                                                                : ckpt_map_lmdb(rc),
-                           rc, "%s/data.mdb: reading LMDB's free-page list: damaged", st->path);
-    return 0;
-}
-
 /* The LMDB part of ckpt_store_open, run under a guard: on error the
  * caller releases st. */
 static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char *data)
@@ -226,8 +142,6 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
     }
     st->map_size = ei.me_mapsize;
 
-    if (!o->readonly && (rc = check_freelist(st, &ei)) != 0)
-        return rc;
     if ((rc = mdb_txn_begin(st->env, NULL, o->readonly ? MDB_RDONLY : 0, &txn)) != 0) {
         int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot begin a transaction",
                                st->path);
@@ -272,6 +186,10 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
      * process or the machine costs nothing, and the restart writes nothing
      * before it is ready. */
     st->marked = fresh || st->meta.format_version != disk_version;
+    if (st->marked && (rc = ckpt_freelist_check(st, txn)) != 0) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
     if (st->marked) {
         st->meta.last_commit_ms = (int64_t)ckpt_now_ms();
         st->meta.commits++;

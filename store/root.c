@@ -31,9 +31,15 @@
  * tenth of a millisecond. */
 int ckpt_lock_write_pid(int fd)
 {
-    char text[32];
-    int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
-    if (pwrite(fd, text, (size_t)n, 0) != n || ftruncate(fd, n) != 0)
+    /* a fixed width (padded with blanks, which ckpt_lock_read_pid skips):
+     * the file is truncated only when it has another size (an earlier
+     * build's), not at every open */
+    char text[CKPT_LOCK_PID_LEN + 1];
+    struct stat sb;
+    int n = snprintf(text, sizeof text, "%-*ld\n", CKPT_LOCK_PID_LEN - 1, (long)getpid());
+    if (n != CKPT_LOCK_PID_LEN || pwrite(fd, text, (size_t)n, 0) != n)
+        return errno ? errno : EIO;
+    if (fstat(fd, &sb) != 0 || (sb.st_size != n && ftruncate(fd, n) != 0))
         return errno ? errno : EIO;
     return 0;
 }

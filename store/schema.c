@@ -8,6 +8,19 @@
 
 #include "store_int.h"
 
+/* mdb_dbi_open; a writer creates the database if it is not there, after
+ * checking LMDB's free-page list (the creation is the transaction's first
+ * write). An LMDB code, or CKPT_E_CORRUPT with the error set. */
+static int create_dbi(ckpt_store *st, MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
+{
+    int rc = mdb_dbi_open(txn, name, flags, dbi);
+    if (rc != MDB_NOTFOUND || st->opts.readonly)
+        return rc;
+    if ((rc = ckpt_freelist_check(st, txn)) != 0)
+        return rc;
+    return mdb_dbi_open(txn, name, flags | MDB_CREATE, dbi);
+}
+
 /* Open the databases and read/create meta inside txn. */
 int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_version)
 {
@@ -125,7 +138,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
                                     : st->meta.format_version;
     st->keys = version >= CKPT_FORMAT_KEYS;
     for (int db = CKPT_DB_META + 1; db < CKPT_DB_COUNT; db++) {
-        unsigned flags = rdonly ? 0 : MDB_CREATE;
+        unsigned flags = 0;
         if (!st->keys && (CKPT_DBS_KEYS & (1u << db))) {
             /* before format 5: no record keys; the caller's rec_keys reads
              * them from the records (apply.c), and a writer keeps the
@@ -136,7 +149,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
         }
         if (db == CKPT_DB_TAG_INDEX && version >= 2)
             flags |= CKPT_TAGIDX_FLAGS;
-        rc = mdb_dbi_open(txn, ckpt_db_name(db), flags, &st->dbi[db]);
+        rc = create_dbi(st, txn, ckpt_db_name(db), flags, &st->dbi[db]);
         if (rc == MDB_NOTFOUND && rdonly && (CKPT_DBS_ADDED_LATER & (1u << db))) {
             /* written before this database existed: a reader reads it as
              * empty (read.c); a writer creates it */
@@ -144,6 +157,8 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
             st->dbi[db] = st->dbi[CKPT_DB_META];
             continue;
         }
+        if (rc == CKPT_E_CORRUPT)
+            return rc; /* the free-page list, error set */
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, ckpt_db_name(db));
@@ -161,6 +176,8 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
      * writer.lock) converts them here, in the open transaction, so the
      * conversion and the new version commit together or not at all. */
     if (!rdonly && version == 1) {
+        if ((rc = ckpt_freelist_check(st, txn)) != 0)
+            return rc;
         if ((rc = ckpt_tagidx_migrate_v1(st, txn)) != 0)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: converting the store "
                                "from format 1 to %u failed at the tag index; nothing was changed",
@@ -174,9 +191,11 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
      * independent of the delta's length); a reader of format 3 counts it
      * and overlays it on every read of the tag index. */
     if (!rdonly || version >= 3) {
-        rc = mdb_dbi_open(txn, CKPT_DELTA_DB, rdonly ? 0 : MDB_CREATE, &st->delta.dbi);
+        rc = create_dbi(st, txn, CKPT_DELTA_DB, 0, &st->delta.dbi);
         if (rc == MDB_NOTFOUND && rdonly)
             return 0; /* none: empty (LMDB's compacting copy leaves out an empty one) */
+        if (rc == CKPT_E_CORRUPT)
+            return rc; /* the free-page list, error set */
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, CKPT_DELTA_DB);

@@ -50,6 +50,7 @@ struct ckpt_durable {
     uint32_t flags;        /* 1: sync mode, LMDB's own ordering (no roll-back) */
     MDB_txn *pin;          /* read transaction keeping the recorded snapshot's pages */
     int sync_at_open;      /* the open must sync and record before going on */
+    int boot_recorded;     /* the record's boot slot names this machine's boot */
     int rolled_back;       /* the open rolled the environment back to the record */
     uint64_t rolled_from;  /* the newest transaction the file had then */
 };
@@ -116,6 +117,8 @@ struct ckpt_store {
     uint64_t id_lease;      /* ids are handed out below it (stage.c): a restart after
                              * any crash starts at or above it; 0 until a commit with
                              * the open's dirty mark is durable */
+    int fl_checked;         /* LMDB's free-page list was found sound (commit.c,
+                             * ckpt_freelist_check) */
     int marked;             /* the open's dirty mark (clean = 0, generation) is
                              * committed: by the open itself when it creates or
                              * converts the store, else by the first commit */
@@ -285,6 +288,7 @@ int ckpt_skey_less(const struct ckpt_skey *a, const struct ckpt_skey *b);
 void ckpt_skey_sort(struct ckpt_skey *s, struct ckpt_skey *tmp, size_t n);
 
 /* root.c */
+#define CKPT_LOCK_PID_LEN 21                /* "<pid, blank-padded>\n" */
 int ckpt_lock_write_pid(int fd);           /* 0 or errno */
 long ckpt_lock_read_pid(const char *path); /* 0 if unknown */
 
@@ -415,6 +419,9 @@ int ckpt_sync_due(const ckpt_store *st);
 int ckpt_merge_due(const ckpt_store *st, int by_age);
 int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merged);
 int ckpt_merge_tags_locked(ckpt_store *st);
+/* Before a write transaction's first write: LMDB's free-page list is
+ * sound (once per handle). 0 or CKPT_E_CORRUPT, error set. */
+int ckpt_freelist_check(ckpt_store *st, MDB_txn *txn);
 /* A commit with id sequence id_seq (and the open's dirty mark) is durable
  * now: a restart after any crash starts at id_seq + CKPT_ID_CRASH_GAP or
  * above, so ids below that may be handed out (st->id_lease). Under st->mu. */

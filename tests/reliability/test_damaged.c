@@ -154,6 +154,31 @@ static int probe_map(void *arg, struct rel_outcome *out)
     return rc;
 }
 
+/* map restart, the census (v as in probe_map), then a new id, whose
+ * commit is the restarted writer's first write transaction: its outcome */
+static int probe_map_write(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
+    struct rel_census c;
+    ckpt_hooks *h = NULL;
+    uint64_t id;
+    int rc = ckpt_hooks_restart_map(&h, &o);
+    if (rc) {
+        snprintf(out->msg, sizeof out->msg, "map restart: %s", ckpt_errmsg());
+        return rc;
+    }
+    rc = rel_census_out(out, &c, h, p->rank, NOBJ);
+    out->v[3] = c.first_bad;
+    if (rc == 0 && c.first_bad >= 0)
+        rc = c.first_bad_rc;
+    if (rc == 0 && (rc = ckpt_hook_new_id(&id, h)) != 0)
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
+    if (ckpt_hooks_close(h) != 0)
+        ckpt_hooks_discard(h);
+    return rc;
+}
+
 static int count_obj(const struct ckpt_obj *o, void *payload)
 {
     (void)o;
@@ -485,10 +510,11 @@ static void test_bitflip_object(void **state)
  * pages (reliability_damaged_random once caught LMDB copying past a heap
  * buffer there). Two kinds: a record's page count raised far above what
  * its value holds (LMDB's page walk finds nothing wrong), and the list's
- * root page overwritten with garbage. A writer refuses the rank, naming the
- * list (or the fault LMDB hit reading it), before any write transaction; a
- * reader, which never reads the list, still opens it; the other rank is
- * untouched. */
+ * root page overwritten with garbage. A map restart still opens the rank
+ * and reads every record (it reads nothing of the list); its first write
+ * transaction (the first new id's commit) is refused, naming the list (or
+ * the fault LMDB hit reading it), before anything is written; a reader
+ * still opens it; the other rank is untouched. */
 static void free_list_case(void **state, int garbage)
 {
     struct tu_case *f = *state;
@@ -541,16 +567,23 @@ static void free_list_case(void **state, int garbage)
     struct rel_outcome out;
     assert_int_equal(ckpt_fault_guard_install(), 0);
     expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
-    expect("map restart", probe_map, f->root, 0, CKPT_E_CORRUPT, &out);
-    ckpt_fault_guard_uninstall();
-    has(out.msg, "rank-0/data.mdb", "map restart");
+    expect("map restart", probe_map, f->root, 0, 0, &out);
+    assert_int_equal(out.v[0], NOBJ);
+    expect("a write after a map restart", probe_map_write, f->root, 0, CKPT_E_CORRUPT, &out);
+    assert_int_equal(out.v[0], NOBJ); /* every record read before the refusal */
+    has(out.msg, "rank-0/data.mdb", "the first write");
     if (garbage) {
         if (strstr(out.msg, "free-page list is damaged") == NULL && strstr(out.msg, "faulted") == NULL)
-            fail_msg("map restart: \"%s\" names neither the free-page list nor a fault", out.msg);
+            fail_msg("first write: \"%s\" names neither the free-page list nor a fault", out.msg);
     } else {
-        has(out.msg, "free-page list is damaged", "map restart");
-        has(out.msg, "count does not match its size", "map restart");
+        has(out.msg, "free-page list is damaged", "the first write");
+        has(out.msg, "count does not match its size", "the first write");
     }
+    /* nothing was written: the damage is where it was, the records too */
+    expect("read-only open", probe_open_ro, f->root, 0, 0, &out);
+    expect("map restart", probe_map, f->root, 0, 0, &out);
+    assert_int_equal(out.v[0], NOBJ);
+    ckpt_fault_guard_uninstall();
     expect_intact(f->root, 1);
 }
 
