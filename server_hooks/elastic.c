@@ -175,14 +175,17 @@ static int no_ranks_at_all(const char *root)
                       "incomplete", root, found);
 }
 
-/* Whether root holds exactly rank-0 .. rank-(n-1), each with its
- * data.mdb, and no rank directory beyond: the layout of an n-rank store,
- * read from the directory alone (not with a shared copy: node-local roots
- * hold a store's ranks only in part). A map restart on that many ranks then
- * opens each environment once, for writing (the open checks that its meta
- * says rank r of n, CKPT_E_MISMATCH otherwise), instead of opening rank 0
- * read-only first to learn the count. */
-static int layout_of(const char *root, int n)
+/* Whether root is a settled n-rank store, read from one pass over the
+ * directory: exactly rank-0 .. rank-(n-1), each a directory with its
+ * data.mdb, besides them only store.lock, and no trace of a re-homing
+ * (.rehome, .rehome-old). Not with a shared copy: node-local roots hold a
+ * store's ranks only in part. A map restart on that many ranks then takes
+ * no lock here and opens each environment once, for writing: nothing is to
+ * be recovered, re-homed or refused as stray, and a re-homing that starts
+ * meanwhile keeps the ranks out by its lock (store.lock; a layout it
+ * switched makes the open fail with CKPT_E_MISMATCH, never a wrong store).
+ * Anything else goes the careful way, under the lock. */
+static int settled(const char *root, int n)
 {
     DIR *d = opendir(root);
     struct dirent *e;
@@ -190,13 +193,17 @@ static int layout_of(const char *root, int n)
     struct stat sb;
     int seen = 0, ok = d != NULL;
     while (ok && (e = readdir(d)) != NULL) {
-        int r = ckpt_rank_of_name(e->d_name);
-        if (r < 0)
+        const char *name = e->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "store.lock") == 0)
             continue;
-        if (r >= n)
+        int r = ckpt_rank_of_name(name);
+        if (r < 0 || r >= n)
             ok = 0;
-        else
+        else if (e->d_type == DT_DIR)
             seen++;
+        else
+            ok = e->d_type == DT_UNKNOWN && snprintf(p, sizeof p, "%s/%s", root, name) < (int)sizeof p &&
+                 lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && ++seen;
     }
     if (d)
         closedir(d);
@@ -814,16 +821,14 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
      * Before anything changes, entries of the root that belong to no rank
      * of the store are refused: a re-homing would trip over them midway. */
     int info[3] = {0, 0, 0}, lockfd = -1;
-    if (me == 0) {
+    if (me == 0 && !o->shared_root && settled(o->store_root, size)) {
+        info[0] = size; /* the map restart itself */
+    } else if (me == 0) {
         struct ckpt_store_info m;
         rc = ckpt_root_lock(&lockfd, o->store_root);
         if (rc == 0)
             rc = recover(o->store_root, me, &what);
-        if (rc == 0 && what == 0 && !o->shared_root && layout_of(o->store_root, size)) {
-            /* the same rank count: nothing to re-home, no read-only open */
-            info[0] = size;
-            rc = ckpt_root_check(o->store_root, size);
-        } else if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0) {
+        if (rc == 0 && (rc = env_meta(o->store_root, 0, &m)) == 0) {
             info[0] = m.nranks;
             info[2] = m.origin_nranks;
             rc = ckpt_root_check(o->store_root, m.nranks);
