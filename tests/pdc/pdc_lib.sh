@@ -251,12 +251,24 @@ pdc_server_hwm_kb() {
 
 # The test scripts' own helpers (tests/pdc/test_pdc_*.sh).
 
+# pdc_test_preload: PDC's processes in Mercury's blocking progress
+# (tests/pdc/hg_progress_block.c: the module ctest names in
+# PDC_CKPT_TEST_PRELOAD), unless PDC_CKPT_TEST_BUSY_POLL=1
+pdc_test_preload() {
+    [ "${PDC_CKPT_TEST_BUSY_POLL:-0}" = 1 ] && return 0
+    [ -n "${PDC_CKPT_TEST_PRELOAD:-}" ] || return 0
+    [ -f "$PDC_CKPT_TEST_PRELOAD" ] ||
+        { echo "FAIL: PDC_CKPT_TEST_PRELOAD=$PDC_CKPT_TEST_PRELOAD: no such file"; exit 1; }
+    export LD_PRELOAD="$PDC_CKPT_TEST_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}"
+}
+
 # pdc_test_init "$0" "$@": the port lock, then pdc_setup PREFIX ($1) with a
 # fresh work directory and none of the caller's PDC_CKPT_* settings (each
 # test sets its own); sets store (where the servers keep the store)
 pdc_test_init() {
     pdc_take_port_lock "$@"
     pdc_setup "$2"
+    pdc_test_preload
     unset PDC_CKPT_RESTART PDC_CKPT PDC_CKPT_DIR PDC_CKPT_COMMIT_EVERY PDC_CKPT_COMMIT_MS \
         PDC_CKPT_SYNC PDC_CKPT_CLOSE_RETRY_S PDC_CKPT_FALLBACK_DIR
     store=$PDC_TMPDIR/pdc-ckpt

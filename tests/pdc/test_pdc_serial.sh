@@ -20,6 +20,7 @@ build=$1 prefix=$2 expected=$3
 unset PDC_TMPDIR PDC_CKPT_DIR PDC_CKPT PDC_CKPT_RESTART
 export HG_TRANSPORT=ofi+tcp UCX_TLS=self,sm
 export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+pdc_test_preload
 out=$(mktemp "${TMPDIR:-/tmp}/pdc-serial.XXXXXX")
 PGID=
 cleanup() {
