@@ -94,7 +94,7 @@ static int short_write_cause(const ckpt_store *st, char *why, size_t n)
  * is caught by the caller's guard. Cost: one read of the list, which LMDB
  * keeps short. 0, or CKPT_E_CORRUPT (every later write transaction of the
  * handle checks again and fails the same way). */
-int ckpt_freelist_check(ckpt_store *st, MDB_txn *wtxn)
+int ckpt_freelist_check(ckpt_store *st)
 {
     MDB_txn *txn;
     MDB_cursor *cur;
@@ -103,7 +103,6 @@ int ckpt_freelist_check(ckpt_store *st, MDB_txn *wtxn)
     const char *why = NULL;
     uint64_t txnid = 0;
     int rc;
-    (void)wtxn;
     if (st->fl_checked || st->psize == 0)
         return 0;
     mdb_env_info(st->env, &ei);
@@ -121,13 +120,8 @@ int ckpt_freelist_check(ckpt_store *st, MDB_txn *wtxn)
      * committed, which LMDB then refuses, MDB_BAD_DBI.) */
     const char *base = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
     MDB_val mk = {strlen(ckpt_db_name(CKPT_DB_META)), (void *)ckpt_db_name(CKPT_DB_META)}, mv;
-    if (base == NULL && mdb_get(txn, 1 /* LMDB's main database */, &mk, &mv) == 0) {
-        const char *page = (const char *)((uintptr_t)mv.mv_data & ~(uintptr_t)(ps - 1));
-        uint64_t pgno;
-        memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
-        if (pgno >= 2 && pgno <= last)
-            base = page - pgno * ps;
-    }
+    if (base == NULL && mdb_get(txn, 1 /* LMDB's main database */, &mk, &mv) == 0)
+        base = ckpt_map_base_from(st, mv.mv_data, last);
     if (base == NULL) { /* no meta database yet (a store being created), or a damaged page: open_schema says which */
         mdb_txn_abort(txn);
         return 0;
@@ -273,7 +267,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         rc = mdb_txn_begin(st->env, NULL, 0, &txn);
         if (rc)
             break;
-        if ((rc = ckpt_freelist_check(st, txn)) != 0) {
+        if ((rc = ckpt_freelist_check(st)) != 0) {
             mdb_txn_abort(txn);
             ckpt_guard_pop(&g);
             st->delta.merge_err = rc;
@@ -373,7 +367,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         rc = mdb_txn_begin(st->env, NULL, 0, &txn);
         if (rc)
             break;
-        if ((rc = ckpt_freelist_check(st, txn)) != 0) {
+        if ((rc = ckpt_freelist_check(st)) != 0) {
             mdb_txn_abort(txn);
             ckpt_guard_pop(&g);
             st->commit.last_err = rc;

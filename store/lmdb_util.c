@@ -62,21 +62,26 @@ int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_va
     return ckpt_put_sealed(st, txn, dbi, key, val, flags);
 }
 
-const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno)
+const char *ckpt_map_base_from(ckpt_store *st, const void *in_page, size_t last_pgno)
 {
-    const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
-    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
+    const char *page = (const char *)((uintptr_t)in_page & ~(uintptr_t)(st->psize - 1));
     uint64_t pgno;
-    if (b != NULL || st->psize == 0 || mdb_get(txn, meta, &k, &v) != 0)
-        return b;
-    const char *page = (const char *)((uintptr_t)v.mv_data & ~(uintptr_t)(st->psize - 1));
     memcpy(&pgno, page, sizeof pgno); /* MDB_page.mp_pgno */
     if (pgno < 2 || pgno > last_pgno)
         return NULL; /* a damaged page (0 and 1 are LMDB's meta pages): no
                       * bound rather than a wrong one */
-    b = page - pgno * st->psize;
+    const char *b = page - pgno * st->psize;
     __atomic_store_n(&st->map_base, b, __ATOMIC_RELEASE);
     return b;
+}
+
+const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno)
+{
+    const char *b = __atomic_load_n(&st->map_base, __ATOMIC_ACQUIRE);
+    MDB_val k = {strlen(CKPT_META_KEY), CKPT_META_KEY}, v;
+    if (b != NULL || st->psize == 0 || mdb_get(txn, meta, &k, &v) != 0)
+        return b;
+    return ckpt_map_base_from(st, v.mv_data, last_pgno);
 }
 
 /* A key or value LMDB returned lies inside the committed map. */

@@ -186,7 +186,7 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
      * process or the machine costs nothing, and the restart writes nothing
      * before it is ready. */
     st->marked = fresh || st->meta.format_version != disk_version;
-    if (st->marked && (rc = ckpt_freelist_check(st, txn)) != 0) {
+    if (st->marked && (rc = ckpt_freelist_check(st)) != 0) {
         mdb_txn_abort(txn);
         return rc;
     }

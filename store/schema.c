@@ -16,7 +16,7 @@ static int create_dbi(ckpt_store *st, MDB_txn *txn, const char *name, unsigned f
     int rc = mdb_dbi_open(txn, name, flags, dbi);
     if (rc != MDB_NOTFOUND || st->opts.readonly)
         return rc;
-    if ((rc = ckpt_freelist_check(st, txn)) != 0)
+    if ((rc = ckpt_freelist_check(st)) != 0)
         return rc;
     return mdb_dbi_open(txn, name, flags | MDB_CREATE, dbi);
 }
@@ -176,7 +176,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
      * writer.lock) converts them here, in the open transaction, so the
      * conversion and the new version commit together or not at all. */
     if (!rdonly && version == 1) {
-        if ((rc = ckpt_freelist_check(st, txn)) != 0)
+        if ((rc = ckpt_freelist_check(st)) != 0)
             return rc;
         if ((rc = ckpt_tagidx_migrate_v1(st, txn)) != 0)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: converting the store "

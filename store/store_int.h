@@ -318,6 +318,9 @@ int ckpt_put_rec(ckpt_store *st, MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_va
  * meanwhile; cached in st->map_base until the map is resized. NULL if
  * unknown (no meta record yet, or a damaged page). */
 const char *ckpt_map_base(ckpt_store *st, MDB_txn *txn, MDB_dbi meta, size_t last_pgno);
+/* The same from any key or value LMDB returned from the map (in_page);
+ * cached likewise. */
+const char *ckpt_map_base_from(ckpt_store *st, const void *in_page, size_t last_pgno);
 /* Whether a key or value LMDB returned lies in the map's
  * committed pages */
 int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
@@ -421,7 +424,7 @@ int ckpt_merge_all_locked(ckpt_store *st, const int *stop, int yield, int *merge
 int ckpt_merge_tags_locked(ckpt_store *st);
 /* Before a write transaction's first write: LMDB's free-page list is
  * sound (once per handle). 0 or CKPT_E_CORRUPT, error set. */
-int ckpt_freelist_check(ckpt_store *st, MDB_txn *txn);
+int ckpt_freelist_check(ckpt_store *st);
 /* A commit with id sequence id_seq (and the open's dirty mark) is durable
  * now: a restart after any crash starts at id_seq + CKPT_ID_CRASH_GAP or
  * above, so ids below that may be handed out (st->id_lease). Under st->mu. */

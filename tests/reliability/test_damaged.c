@@ -133,50 +133,39 @@ static int probe_open_ro(void *arg, struct rel_outcome *out)
 }
 
 /* map restart, then a census of every record of the rank:
- * v = {complete objects, missing, bad, first bad index} */
-static int probe_map(void *arg, struct rel_outcome *out)
+ * v = {complete objects, missing, bad, first bad index}; with new_id, then
+ * a new id, whose commit is the restarted writer's first write
+ * transaction: its outcome */
+static int map_census(const struct probe *p, struct rel_outcome *out, int new_id)
 {
-    const struct probe *p = arg;
-    struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
-    struct rel_census c;
-    ckpt_hooks *h = NULL;
-    int rc = ckpt_hooks_restart_map(&h, &o);
-    if (rc) {
-        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
-        return rc;
-    }
-    rc = rel_census_out(out, &c, h, p->rank, NOBJ);
-    out->v[3] = c.first_bad;
-    if (rc == 0 && c.first_bad >= 0)
-        rc = c.first_bad_rc;
-    if (ckpt_hooks_close(h) != 0)
-        ckpt_hooks_discard(h);
-    return rc;
-}
-
-/* map restart, the census (v as in probe_map), then a new id, whose
- * commit is the restarted writer's first write transaction: its outcome */
-static int probe_map_write(void *arg, struct rel_outcome *out)
-{
-    const struct probe *p = arg;
     struct ckpt_hooks_opts o = opts_for(p->root, p->rank);
     struct rel_census c;
     ckpt_hooks *h = NULL;
     uint64_t id;
     int rc = ckpt_hooks_restart_map(&h, &o);
     if (rc) {
-        snprintf(out->msg, sizeof out->msg, "map restart: %s", ckpt_errmsg());
+        snprintf(out->msg, sizeof out->msg, "%s%s", new_id ? "map restart: " : "", ckpt_errmsg());
         return rc;
     }
     rc = rel_census_out(out, &c, h, p->rank, NOBJ);
     out->v[3] = c.first_bad;
     if (rc == 0 && c.first_bad >= 0)
         rc = c.first_bad_rc;
-    if (rc == 0 && (rc = ckpt_hook_new_id(&id, h)) != 0)
+    if (rc == 0 && new_id && (rc = ckpt_hook_new_id(&id, h)) != 0)
         snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
     if (ckpt_hooks_close(h) != 0)
         ckpt_hooks_discard(h);
     return rc;
+}
+
+static int probe_map(void *arg, struct rel_outcome *out)
+{
+    return map_census(arg, out, 0);
+}
+
+static int probe_map_write(void *arg, struct rel_outcome *out)
+{
+    return map_census(arg, out, 1);
 }
 
 static int count_obj(const struct ckpt_obj *o, void *payload)
