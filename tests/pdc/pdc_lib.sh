@@ -7,10 +7,14 @@
 # here can hang: every wait has a deadline.
 #
 # Source it, then call pdc_setup PREFIX WORKDIR. PREFIX holds bin/pdc_server.exe,
-# bin/close_server and lib/ (build-pdc.sh's install prefix). Only one PDC
-# instance can run on a machine (port 7000 + rank): when PDC_CKPT_PORT_LOCK
-# names a file, pdc_take_port_lock re-runs the calling script under
-# `flock` on it, so scripts of several users wait for each other.
+# bin/close_server and lib/ (build-pdc.sh's install prefix). PDC listens on
+# fixed ports (7000 + rank, a client on 8000), so two PDC instances on one
+# network stack take each other's clients. pdc_take_port_lock keeps them
+# apart: when PDC_CKPT_TEST_NETNS names tests/pdc/netns_run.c's helper
+# (ctest sets it when namespaces can be made here), it re-runs the calling
+# script in a network namespace of its own; otherwise, when
+# PDC_CKPT_PORT_LOCK names a file, it re-runs the script under `flock` on
+# it, so scripts of several users wait for each other.
 
 PDC_READY_TIMEOUT=${PDC_READY_TIMEOUT:-120}  # seconds to "Server ready"
 PDC_EXIT_TIMEOUT=${PDC_EXIT_TIMEOUT:-60}     # seconds from close_server to exit
@@ -18,8 +22,13 @@ PDC_CLIENT_TIMEOUT=${PDC_CLIENT_TIMEOUT:-300} # seconds per client run
 PDC_CLOSE_TIMEOUT=${PDC_CLOSE_TIMEOUT:-120}   # seconds for close_server to return
 MPIEXEC=${MPIEXEC:-mpiexec}
 
-# pdc_take_port_lock "$0" "$@": re-exec under flock when PDC_CKPT_PORT_LOCK is set
+# pdc_take_port_lock "$0" "$@": re-exec in a network namespace of its own
+# (PDC_CKPT_TEST_NETNS) or under flock (PDC_CKPT_PORT_LOCK)
 pdc_take_port_lock() {
+    [ -z "${PDC_CKPT_NETNS_ENTERED:-}" ] || return 0
+    if [ -n "${PDC_CKPT_TEST_NETNS:-}" ]; then
+        exec "$PDC_CKPT_TEST_NETNS" bash "$@"
+    fi
     if [ -n "${PDC_CKPT_PORT_LOCK:-}" ] && [ -z "${PDC_CKPT_PORT_LOCKED:-}" ]; then
         export PDC_CKPT_PORT_LOCKED=1
         exec flock -w 1800 "$PDC_CKPT_PORT_LOCK" bash "$@"
