@@ -770,13 +770,23 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
 }
 
 /* Agree on an error: 0 everywhere, or one failing rank's code and message
- * everywhere (the lowest such rank, preferring an error of its own). */
-static int agree(MPI_Comm comm, int rc, int me, char *msg, size_t n)
+ * everywhere (the lowest such rank, preferring an error of its own).
+ * idle: wait in allreduce_idle, for the re-homing's steps, where ranks
+ * wait seconds for each other; otherwise MPI's blocking MPI_Allreduce, for
+ * the steps of every restart, where they wait for one open or one check
+ * of the root: a process's first nonblocking collective costs MPICH about
+ * 50 us to set up, a tenth of a map restart. Every rank passes the same
+ * idle at the same step (a blocking and a nonblocking collective do not
+ * match). */
+static int agree_wait(MPI_Comm comm, int rc, int me, char *msg, size_t n, int idle)
 {
     /* a rank with an error of its own wins over ranks that only stopped
      * because another failed (CKPT_E_FAILED): its message says why */
     int in[2] = {rc ? (rc == CKPT_E_FAILED ? 1 : 2) : 0, me}, out[2];
-    allreduce_idle(in, out, 1, MPI_2INT, MPI_MAXLOC, comm);
+    if (idle)
+        allreduce_idle(in, out, 1, MPI_2INT, MPI_MAXLOC, comm);
+    else
+        MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, comm);
     if (out[0] == 0)
         return 0;
     int code = rc;
@@ -787,6 +797,11 @@ static int agree(MPI_Comm comm, int rc, int me, char *msg, size_t n)
     if (me != out[1])
         ckpt_error(code, "rank %d: %s", out[1], msg);
     return code ? code : CKPT_E_FAILED;
+}
+
+static int agree(MPI_Comm comm, int rc, int me, char *msg, size_t n)
+{
+    return agree_wait(comm, rc, me, msg, n, 1);
 }
 
 int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *opts, MPI_Comm comm,
@@ -813,7 +828,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     /* node-local mode: a replaced node starts from the shared copy */
     if (o->shared_root)
         rc = ckpt_shared_restore(o->store_root, o->shared_root, me);
-    if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+    if ((rc = agree_wait(comm, rc, me, msg, sizeof msg, 0)) != 0)
         return rc;
     /* 0: recovery, and the old rank count. Rank 0 holds the store's lock
      * (ckpt_root_lock) from here until a re-homing has switched layouts:
@@ -841,7 +856,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
             lockfd = -1;
         }
     }
-    if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0)
+    if ((rc = agree_wait(comm, rc, me, msg, sizeof msg, 0)) != 0)
         return rc;
     MPI_Bcast(info, 3, MPI_INT, 0, comm);
     s.old_nranks = info[0];
@@ -858,7 +873,7 @@ int ckpt_hooks_restart_elastic(ckpt_hooks **out, const struct ckpt_hooks_opts *o
     }
     if (s.old_nranks == size) {
         rc = ckpt_hooks_restart_map(out, o);
-        if ((rc = agree(comm, rc, me, msg, sizeof msg)) != 0) {
+        if ((rc = agree_wait(comm, rc, me, msg, sizeof msg, 0)) != 0) {
             ckpt_hooks_discard(*out);
             *out = NULL;
             return rc;

@@ -332,6 +332,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
 {
     struct ckpt_store_info m;
     const char *volatile what = "begin";
+    char where[160] = "";
     int rc, again;
 
     struct ckpt_guard g;
@@ -396,6 +397,12 @@ int ckpt_commit_locked(ckpt_store *st, int force)
             off += ckpt_op_size(h);
             done++;
         }
+        if (rc == 0 && st->delta.buf_n > 0 && !st->delta.loaded) {
+            /* the first chunk of this handle: the next chunk number */
+            what = "kvtag_delta";
+            if ((rc = ckpt_tagidx_delta_load(st, txn, where, sizeof where)) == 0)
+                seq = st->delta.seq;
+        }
         if (rc == 0 && st->delta.buf_n > 0) {
             what = "kvtag_delta";
             rc = ckpt_tagidx_log_flush(st, txn, &seq);
@@ -418,6 +425,10 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         st->commit.last_err = code;
         st->commit.failed_nops = st->batch.nops;
         st->commit.failed_ms = ckpt_mono_ms();
+        if (rc == MDB_CORRUPTED && where[0])
+            return ckpt_seterr(st, CKPT_E_CORRUPT, rc, "%s/data.mdb: rank %d, commit of %zu staged "
+                               "mutations: %s: %s: the database is damaged; they stay staged",
+                               st->path, st->opts.rank, st->batch.nops, CKPT_DELTA_DB, where);
         if (st->batch.nops == 0)
             return ckpt_seterr(st, code, rc, "%s/data.mdb: commit of the meta record (the open's "
                                "dirty mark, the id sequence) failed at %s%s", st->path, what, why);

@@ -33,7 +33,9 @@
  *    wrote: every commit is in the page cache and nothing is rolled back
  *    (a process crash loses nothing committed).
  *  - The roll-back. A writer's open (it holds writer.lock) reads the
- *    record and both LMDB meta pages before LMDB opens the file. If the
+ *    record and, unless the boot slot names this boot (nothing can be
+ *    rolled back then; LMDB's open says whether the newest snapshot is the
+ *    recorded one), both LMDB meta pages before LMDB opens the file. If the
  *    record is valid, belongs to this data.mdb (inode) and the newest meta
  *    is not the recorded one while the boot id differs (the machine
  *    restarted: what was not synced may be lost or torn), it writes the
@@ -244,14 +246,13 @@ static int establish(ckpt_store *st, int dfd, const uint8_t *meta, uint32_t psiz
                         psize);
 }
 
-static int recover(ckpt_store *st, const char *data)
+static int recover(ckpt_store *st, const char *data, const struct stat *ds)
 {
     struct ckpt_durable *d = &st->dur;
     const int rdonly = st->opts.readonly, fast = st->opts.sync_mode != CKPT_SYNC_EVERY;
     const int guard = !st->opts.no_powerloss_guard;
     uint8_t buf[3 * SLOT], rec[SLOT], meta[2][PAGEHDR + CKPT_DUR_META];
     char path[4200], boot[BOOT_ID_LEN];
-    struct stat ds;
     int have = 0, rc = 0, newest;
 
     snprintf(path, sizeof path, "%s/%s", st->path, DUR_FILE);
@@ -284,12 +285,12 @@ static int recover(ckpt_store *st, const char *data)
     boot_id(boot);
     d->boot_recorded = boot[0] && slot_ok(buf + BOOT_OFF, BOOT_MAGIC) &&
                        memcmp(buf + BOOT_OFF + BOOT_ID, boot, BOOT_ID_LEN) == 0;
-    if (stat(data, &ds) != 0 || ds.st_size == 0) {
+    if (ds == NULL || ds->st_size == 0) {
         /* a new store: a writer records it once LMDB has created it */
         d->sync_at_open = !rdonly;
         return 0;
     }
-    const int mine = have && ckpt_ne64_get(rec + R_INO) == (uint64_t)ds.st_ino;
+    const int mine = have && ckpt_ne64_get(rec + R_INO) == (uint64_t)ds->st_ino;
     if (mine) {
         d->txnid = ckpt_ne64_get(rec + R_TXNID);
         d->flags = ckpt_ne32_get(rec + R_FLAGS);
@@ -297,6 +298,15 @@ static int recover(ckpt_store *st, const char *data)
     }
     if (rdonly && (!mine || (d->flags & REC_ORDERED)))
         return 0; /* nothing recorded to roll back to, or nothing to roll back */
+    if (!rdonly && guard && fast && mine && !(d->flags & REC_ORDERED) && d->boot_recorded) {
+        /* The machine did not restart since the last writer wrote: nothing
+         * is rolled back. Whether the newest snapshot is the recorded one
+         * (or commits a crashed process left must be recorded first, below)
+         * LMDB's own open tells: ckpt_durable_check_opened, without reading
+         * the meta pages here as well. */
+        d->check_opened = 1;
+        return 0;
+    }
     int dfd = open(data, (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     if (dfd < 0)
         return ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s: cannot open it%s", data,
@@ -405,9 +415,38 @@ static int unguard(ckpt_store *st, const char *data)
     return 0;
 }
 
-int ckpt_durable_recover(ckpt_store *st, const char *data)
+int ckpt_durable_check_opened(ckpt_store *st, uint64_t last_txnid)
 {
-    int rc = recover(st, data);
+    struct ckpt_durable *d = &st->dur;
+    uint8_t meta[2][PAGEHDR + CKPT_DUR_META];
+    char data[4200];
+    int newest, rc = 0;
+    if (!d->check_opened)
+        return 0;
+    d->check_opened = 0;
+    if (last_txnid == d->txnid)
+        return 0; /* the last sync's state: nothing since, or a clean close */
+    /* commits after the last sync, in this boot's page cache (a process
+     * crash): made durable and recorded before the first write, so the pin
+     * taken after the open covers the newest snapshot */
+    snprintf(data, sizeof data, "%s/data.mdb", st->path);
+    int dfd = open(data, O_RDWR | O_CLOEXEC);
+    if (dfd < 0)
+        return ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s: cannot open it for writing", data);
+    uint32_t psize = st->psize;
+    read_metas(dfd, &psize, meta, &newest);
+    if (newest >= 0)
+        rc = establish(st, dfd, meta[newest] + PAGEHDR, psize);
+    close(dfd);
+    if (rc)
+        return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: recording the synced state before "
+                           "the first write (sync record %s)", data, DUR_FILE);
+    return 0;
+}
+
+int ckpt_durable_recover(ckpt_store *st, const char *data, const struct stat *ds)
+{
+    int rc = recover(st, data, ds);
     if (rc == 0 && !st->opts.readonly && st->opts.no_powerloss_guard)
         rc = unguard(st, data);
     return rc;

@@ -67,15 +67,12 @@ void ckpt_poison_env(const char *dir)
     pthread_mutex_unlock(&poison_mu);
 }
 
-int ckpt_is_poisoned(const char *data)
+int ckpt_is_poisoned(const struct stat *data)
 {
-    struct stat sb;
     int hit = 0;
-    if (stat(data, &sb) != 0)
-        return 0;
     pthread_mutex_lock(&poison_mu);
     for (size_t i = 0; i < npoisoned && !hit; i++)
-        hit = poisoned[i].dev == sb.st_dev && poisoned[i].ino == sb.st_ino;
+        hit = poisoned[i].dev == data->st_dev && poisoned[i].ino == data->st_ino;
     pthread_mutex_unlock(&poison_mu);
     return hit;
 }

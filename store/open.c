@@ -21,16 +21,16 @@
 /* A writer's root (and rank directory), where they exist, must be
  * directories this user owns: metadata must not land in, or be readable
  * through, someone else's directory. */
-static int check_owned(const char *path)
+static int check_owned(const char *path, uid_t uid)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
         return errno == ENOENT ? 0 : ckpt_seterr(NULL, ckpt_map_lmdb(errno), errno, "%s", path);
     if (!S_ISDIR(sb.st_mode))
         return ckpt_seterr(NULL, CKPT_E_PERM, 0, "%s: store root is not a directory", path);
-    if (sb.st_uid != geteuid())
+    if (sb.st_uid != uid)
         return ckpt_seterr(NULL, CKPT_E_PERM, 0, "%s: owned by uid %ld, not by this user (uid %ld); "
-                           "refusing to keep a store there", path, (long)sb.st_uid, (long)geteuid());
+                           "refusing to keep a store there", path, (long)sb.st_uid, (long)uid);
     return 0;
 }
 
@@ -40,17 +40,16 @@ static int check_owned(const char *path)
  * without it (MDB_NOLOCK): LMDB then keeps no reader table, which is safe
  * because no writer can be at work where the lock file cannot be written
  * (a writer needs it). Errors name the file that really failed. */
-static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned flags, const char *data)
+static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned flags, const char *data,
+                    uint64_t data_size)
 {
     int rc;
     /* A writer maps twice its data from the start (open_env): growing the
      * map after mdb_env_open would unmap and map the file again, which in a
      * process with threads costs a TLB shootdown on every core. */
     size_t map = o->map_size ? o->map_size : ((size_t)64 << 20);
-    struct stat ds;
-    if (!o->readonly && stat(data, &ds) == 0 && (uint64_t)ds.st_size <= SIZE_MAX / 2 &&
-        (size_t)ds.st_size * 2 > map)
-        map = (size_t)ds.st_size * 2;
+    if (!o->readonly && data_size <= SIZE_MAX / 2 && (size_t)data_size * 2 > map)
+        map = (size_t)data_size * 2;
     for (;;) {
         if ((rc = mdb_env_create(&st->env)) != 0)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s: cannot create an LMDB environment",
@@ -92,8 +91,10 @@ static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned fl
 }
 
 /* The LMDB part of ckpt_store_open, run under a guard: on error the
- * caller releases st. */
-static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char *data)
+ * caller releases st. data_size: data.mdb's size when the open began (0:
+ * none yet); a writer holds writer.lock, so nothing has changed it since. */
+static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char *data,
+                    uint64_t data_size)
 {
     MDB_txn *txn = NULL;
     int rc, fresh = 0;
@@ -105,32 +106,35 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
     /* A reader sets no map size: LMDB then maps the size recorded in the
      * file, so ckpt_store_info reports the writer's map, not 64 MiB (a map
      * a writer grows later is adopted on MDB_MAP_RESIZED, ckpt_rtxn_begin). */
-    if ((rc = env_open(st, o, flags, data)) != 0)
+    if ((rc = env_open(st, o, flags, data, data_size)) != 0)
         return rc;
     MDB_envinfo ei;
     mdb_env_info(st->env, &ei);
     {
         /* LMDB maps the file and trusts it: a data.mdb cut shorter than its
-         * last committed page would fault (SIGBUS) on first touch. */
-        MDB_stat es;
+         * last committed page would fault (SIGBUS) on first touch. (A
+         * reader looks again: a writer may have grown it meanwhile; so
+         * does a writer whose open just created it.) */
         struct stat ds;
-        mdb_env_stat(st->env, &es);
-        uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
-        if (stat(data, &ds) == 0 && (uint64_t)ds.st_size < need) {
-            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %lld bytes, but its last "
-                             "committed page ends at byte %llu", data, (long long)ds.st_size,
+        uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * st->psize;
+        uint64_t size = data_size;
+        if ((o->readonly || size == 0) && stat(data, &ds) == 0)
+            size = (uint64_t)ds.st_size;
+        if (size < need) {
+            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %llu bytes, but its last "
+                             "committed page ends at byte %llu", data, (unsigned long long)size,
                              (unsigned long long)need);
             return rc;
         }
     }
+    if ((rc = ckpt_durable_check_opened(st, ei.me_last_txnid)) != 0)
+        return rc;
     if (!o->readonly) {
         /* LMDB raises a map smaller than the data only to exactly the
          * data's size, which leaves no page for a commit (MDB_MAP_FULL):
          * give a writer headroom (env_open sized the map from the file
          * already; this is for a file it could not stat). */
-        MDB_stat es;
-        mdb_env_stat(st->env, &es);
-        size_t used = (size_t)(ei.me_last_pgno + 1) * es.ms_psize;
+        size_t used = (size_t)(ei.me_last_pgno + 1) * st->psize;
         if (ei.me_mapsize < 2 * used) {
             if ((rc = mdb_env_set_mapsize(st->env, 2 * used)) != 0) {
                 int code = ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: cannot grow the "
@@ -244,14 +248,19 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     snprintf(st->path, plen, "%s/rank-%d", o->root, o->rank);
     snprintf(data, sizeof data, "%s/data.mdb", st->path);
 
+    /* data.mdb's size and inode, for the whole open (a writer looks again
+     * once it holds writer.lock) */
+    struct stat ds;
+    int have_data = (o->readonly || !o->create) && stat(data, &ds) == 0;
     if (o->readonly || !o->create) {
-        if (stat(st->path, &sb) != 0 || stat(data, &sb) != 0) {
-            rc = ckpt_seterr(NULL, CKPT_E_NOSTORE, errno, "%s: no store here (%s missing)",
+        if (!have_data) {
+            int e = errno;
+            rc = ckpt_seterr(NULL, CKPT_E_NOSTORE, e, "%s: no store here (%s missing)",
                              o->root, stat(st->path, &sb) != 0 ? "rank directory" : "data.mdb");
             ckpt_release(st);
             return rc;
         }
-        if (sb.st_size == 0) {
+        if (ds.st_size == 0) {
             /* LMDB would set up a new environment in it (or fail with
              * EBADF when read-only): nothing committed is left */
             rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: empty (0 bytes): truncated, or the store's "
@@ -260,9 +269,10 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
             return rc;
         }
     }
+    const uid_t uid = o->readonly ? 0 : geteuid();
     if (o->readonly) {
         /* readers may look at any store */
-    } else if ((rc = check_owned(o->root)) != 0 || (rc = check_owned(st->path)) != 0) {
+    } else if ((rc = check_owned(o->root, uid)) != 0 || (rc = check_owned(st->path, uid)) != 0) {
         ckpt_release(st);
         return rc;
     } else if (o->create && (rc = ckpt_fs_mkdirs(st->path)) != 0) {
@@ -312,9 +322,11 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
             return code;
         }
         ckpt_lock_write_pid(st->locks.writer_fd);
+        /* no other writer changes data.mdb from here on */
+        have_data = stat(data, &ds) == 0;
     }
 
-    if (!o->readonly && ckpt_is_poisoned(data)) {
+    if (!o->readonly && have_data && ckpt_is_poisoned(&ds)) {
         rc = ckpt_seterr(NULL, CKPT_E_FAILED, 0, "%s: a write transaction of this process faulted "
                          "on a damaged page of this store earlier, and LMDB's writer lock stays held "
                          "until the process ends; open it in a new process", data);
@@ -323,7 +335,7 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     }
     /* power loss: roll back to the last synced state, before LMDB reads the
      * file (durable.c) */
-    if ((rc = ckpt_durable_recover(st, data)) != 0) {
+    if ((rc = ckpt_durable_recover(st, data, have_data ? &ds : NULL)) != 0) {
         ckpt_release(st);
         return rc;
     }
@@ -340,7 +352,7 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         ckpt_release(st); /* the transaction of the open is abandoned, not ended */
         return rc;
     }
-    rc = open_env(st, o, data);
+    rc = open_env(st, o, data, have_data ? (uint64_t)ds.st_size : 0);
     ckpt_guard_pop(&g);
     if (rc == 0)
         rc = ckpt_durable_opened(st); /* the pin (a first sync record if needed) */

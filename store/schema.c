@@ -185,11 +185,11 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
         st->meta.format_version = CKPT_FORMAT_CSUM - 1;
     }
     /* Format 3's tag-index delta (tagidx.c): a writer creates it in a
-     * format 2 store (an empty delta is format 2's index as it is) and
-     * takes the next chunk number from it, leaving what an earlier writer
-     * left unmerged to be counted by the background thread (the open stays
-     * independent of the delta's length); a reader of format 3 counts it
-     * and overlays it on every read of the tag index. */
+     * format 2 store (an empty delta is format 2's index as it is); it takes
+     * the next chunk number from it before its first chunk, and what an
+     * earlier writer left unmerged is counted by the background thread (the
+     * open reads none of it); a reader of format 3 counts it and overlays
+     * it on every read of the tag index. */
     if (!rdonly || version >= 3) {
         rc = create_dbi(st, txn, CKPT_DELTA_DB, 0, &st->delta.dbi);
         if (rc == MDB_NOTFOUND && rdonly)
@@ -201,8 +201,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
                                "%s/data.mdb: cannot open database %s", st->path, CKPT_DELTA_DB);
         st->delta.on = 1;
         char where[160] = "";
-        rc = rdonly ? ckpt_tagidx_delta_scan(st, txn, where, sizeof where)
-                    : ckpt_tagidx_delta_open(st, txn, where, sizeof where);
+        rc = rdonly ? ckpt_tagidx_delta_scan(st, txn, where, sizeof where) : 0;
         if (rc == MDB_CORRUPTED && rdonly)
             rc = 0; /* a reader may still read the rest; reads of the tag index say what is wrong */
         if (rc != 0)

@@ -9,6 +9,7 @@
 #include <semaphore.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "ckpt_store.h"
 #include "csum.h"
@@ -51,6 +52,7 @@ struct ckpt_durable {
     MDB_txn *pin;          /* read transaction keeping the recorded snapshot's pages */
     int sync_at_open;      /* the open must sync and record before going on */
     int boot_recorded;     /* the record's boot slot names this machine's boot */
+    int check_opened;      /* ckpt_durable_check_opened compares the newest snapshot */
     int rolled_back;       /* the open rolled the environment back to the record */
     uint64_t rolled_from;  /* the newest transaction the file had then */
 };
@@ -66,8 +68,15 @@ void ckpt_durable_init(ckpt_store *st);
 /* Before LMDB opens data.mdb (a writer holds writer.lock): read the
  * record; roll back to it if the machine restarted since the last writer
  * and the file's newest meta is not the recorded one (a reader refuses
- * with CKPT_E_CORRUPT instead). Error set. */
-int ckpt_durable_recover(ckpt_store *st, const char *data);
+ * with CKPT_E_CORRUPT instead). ds: data.mdb's stat, NULL if there is
+ * none. Error set. */
+int ckpt_durable_recover(ckpt_store *st, const char *data, const struct stat *ds);
+/* Right after LMDB opened the environment, before any transaction, with
+ * its newest transaction: when recover left it to this (the machine did
+ * not restart since the last writer, so nothing is rolled back), a newest
+ * snapshot that is not the recorded one (commits a crashed process left)
+ * is made durable and recorded, as recover does otherwise. Error set. */
+int ckpt_durable_check_opened(ckpt_store *st, uint64_t last_txnid);
 /* After a writer's open: the boot slot and the pin, or a first record. */
 int ckpt_durable_opened(ckpt_store *st);
 /* A sync in the fast modes: begin under st->mu, end without it (it
@@ -158,11 +167,12 @@ struct ckpt_store {
         uint8_t *buf;       /* this commit attempt's tag-index ops */
         size_t buf_len, buf_cap;
         uint32_t buf_n;
-        uint64_t seq;       /* key of the next chunk */
+        uint64_t seq;       /* key of the next chunk (a writer: once loaded) */
+        int loaded;         /* a writer: seq and uncounted read (ckpt_tagidx_delta_load) */
         uint64_t pending;   /* committed entries not yet merged (under mu); those
                              * an earlier writer left are added once counted */
-        uint64_t uncounted; /* a writer's open: chunks up to this key were left by
-                             * an earlier writer and are not counted yet (0: none) */
+        uint64_t uncounted; /* once loaded: chunks up to this key were left by an
+                             * earlier writer and are not counted yet (0: none) */
         uint64_t since_ms;  /* mono ms of the oldest unmerged commit, 0 if none */
         int merge_err;      /* last merge's error (CKPT_E_*), 0 if it succeeded */
         uint64_t merge_err_ms; /* and when it failed (mono ms) */
@@ -336,9 +346,9 @@ void ckpt_describe_fault(char *buf, size_t n, const struct ckpt_guard *g, ckpt_s
 /* An environment (directory) whose write transaction faulted in this
  * process: LMDB's writer mutex stays held until the process ends, so it
  * is not opened for writing again here. is_poisoned takes data.mdb's
- * path. */
+ * stat. */
 void ckpt_poison_env(const char *dir);
-int ckpt_is_poisoned(const char *data);
+int ckpt_is_poisoned(const struct stat *data);
 
 /* tagidx_delta.c, format 3's delta (tagidx_delta.h). A commit's
  * tag-index put (TAGIDX_OP_PUT) or delete (TAGIDX_OP_DEL) of a logical key
@@ -352,11 +362,13 @@ int ckpt_tagidx_log_flush(ckpt_store *st, MDB_txn *txn, uint64_t *seq);
 /* A reader's open: st->delta.pending from kvtag_delta's chunks (each
  * checked); MDB_CORRUPTED, with where filled, for a damaged chunk */
 int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
-/* A writer's open: st->delta.seq from the last chunk's key, and the chunks
- * an earlier writer left marked uncounted (st->delta.uncounted), without
- * reading them; MDB_CORRUPTED, with where filled, for a last key that is not
- * a chunk number */
-int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
+/* A writer, before its first chunk or count (not at open, which then
+ * reads no page of the delta): st->delta.seq from the last chunk's key,
+ * and the chunks an earlier writer left marked uncounted
+ * (st->delta.uncounted), without reading them. Once per handle (loaded);
+ * under st->mu. MDB_CORRUPTED, with where filled, for a last key that is
+ * not a chunk number. */
+int ckpt_tagidx_delta_load(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen);
 /* Add the entries of the chunks an earlier writer left to
  * st->delta.pending, from their headers (the background thread when it
  * starts; a commit, a merge or ckpt_store_info first if they come sooner). Under

@@ -203,10 +203,12 @@ int ckpt_tagidx_delta_scan(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
     return 0;
 }
 
-int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen)
+int ckpt_tagidx_delta_load(ckpt_store *st, MDB_txn *txn, char *where, size_t wlen)
 {
     MDB_cursor *cur;
     MDB_val k, v;
+    if (st->delta.loaded)
+        return 0;
     int rc = mdb_cursor_open(txn, st->delta.dbi, &cur);
     if (rc)
         return rc;
@@ -214,11 +216,12 @@ int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
      * lives on pages of its own, which this does not touch) */
     rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
     mdb_cursor_close(cur);
-    st->delta.seq = 1;
-    st->delta.pending = 0;
-    st->delta.uncounted = 0;
-    if (rc == MDB_NOTFOUND)
+    if (rc == MDB_NOTFOUND) {
+        st->delta.seq = 1;
+        st->delta.uncounted = 0;
+        st->delta.loaded = 1;
         return 0;
+    }
     if (rc)
         return rc;
     if (k.mv_size != 8) {
@@ -227,6 +230,7 @@ int ckpt_tagidx_delta_open(ckpt_store *st, MDB_txn *txn, char *where, size_t wle
     }
     st->delta.uncounted = ckpt_key_get_u64(k.mv_data);
     st->delta.seq = st->delta.uncounted + 1;
+    st->delta.loaded = 1;
     return 0;
 }
 
@@ -236,22 +240,35 @@ void ckpt_tagidx_delta_count_locked(ckpt_store *st)
     MDB_cursor *cur = NULL;
     MDB_val k, v;
     volatile uint64_t n = 0;
-    uint64_t upto = st->delta.uncounted;
+    uint64_t upto;
     struct ckpt_guard g;
-    if (upto == 0)
+    char where[160];
+    if (st->opts.readonly || !st->delta.on || (st->delta.loaded && st->delta.uncounted == 0))
         return;
-    st->delta.uncounted = 0;
+    /* Where they cannot be read, one entry is counted (once): the merge
+     * then reads them itself and says what is wrong. */
     if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
-        n = 1; /* the merge will say why it cannot read them */
+        st->delta.uncounted = 0;
+        n = st->delta.pending == 0;
         goto out;
     }
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
         /* a damaged page: the merge reads it again and fails with it */
         ckpt_guard_pop(&g);
-        n += 1;
+        n = st->delta.pending == 0 ? n + 1 : n;
         goto out; /* the read transaction is abandoned, not ended */
     }
+    if (ckpt_tagidx_delta_load(st, txn, where, sizeof where) != 0) {
+        /* a damaged last key: so does the next commit of a kvtag, which
+         * loads it again */
+        ckpt_guard_pop(&g);
+        mdb_txn_abort(txn);
+        n = st->delta.pending == 0;
+        goto out;
+    }
+    upto = st->delta.uncounted;
+    st->delta.uncounted = 0;
     if (mdb_cursor_open(txn, st->delta.dbi, &cur) == 0) {
         for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
              rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {

@@ -66,11 +66,12 @@ static void assert_holds(ckpt_store *st, uint64_t n)
     stu_list_free(&l);
 }
 
-/* A child: opens in `mode`, takes an id (in the fast modes that syncs
- * the open's state: the id lease, docs/STORE.md "Ids"), commits objects
- * from..to-1 without a sync (with to == from: no commit at all), reports
- * the id and ends without closing. Returns the id. */
-static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, uint64_t to)
+/* A child: opens in `mode`, takes an id if take_id (in the fast modes
+ * that syncs the open's state: the id lease, docs/STORE.md "Ids"),
+ * commits objects from..to-1 without a sync (with to == from: no commit at
+ * all), reports the id and ends without closing. Returns the id (0 without
+ * take_id). */
+static uint64_t crash_run(const char *root, int mode, uint64_t from, uint64_t to, int take_id)
 {
     int pfd[2];
     uint64_t id = 0;
@@ -81,7 +82,7 @@ static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, ui
         struct ckpt_store_opts o = opts(root, mode);
         ckpt_store *st;
         close(pfd[0]);
-        if (ckpt_store_open(&st, &o) != 0 || ckpt_store_next_id(&id, st) != 0)
+        if (ckpt_store_open(&st, &o) != 0 || (take_id && ckpt_store_next_id(&id, st) != 0))
             _exit(20);
         put_range(st, from, to);
         if ((to > from && ckpt_store_checkpoint(st) != 0) ||
@@ -96,6 +97,11 @@ static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, ui
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     return id;
+}
+
+static uint64_t crash_after_commit(const char *root, int mode, uint64_t from, uint64_t to)
+{
+    return crash_run(root, mode, from, to, 1);
 }
 
 static void first_session(const char *root, int mode, uint64_t n)
@@ -266,6 +272,19 @@ static void test_restart_after_a_process_crash_records_its_state(void **state)
     writer_after_reboot(root, "test-durable-another-boot", CKPT_SYNC_CLOSE, 20);
 }
 
+/* The same without the id lease's sync: the restart's open itself
+ * records the state the crash left (its first commit may reuse pages of
+ * the older record's snapshot, which a roll-back to it would find
+ * overwritten), so a machine crash after that commit comes back to it. */
+static void test_restart_after_a_process_crash_records_it_at_open(void **state)
+{
+    const char *root = stu_dir(state);
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    crash_run(root, CKPT_SYNC_CLOSE, 10, 20, 0); /* process crash */
+    crash_run(root, CKPT_SYNC_CLOSE, 20, 25, 0); /* restart, a commit, then a machine crash */
+    writer_after_reboot(root, "test-durable-another-boot", CKPT_SYNC_CLOSE, 20);
+}
+
 /* A clean close is the last sync: nothing to roll back after a restart. */
 static void test_clean_close_survives_a_restart(void **state)
 {
@@ -327,6 +346,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_machine_crash_right_after_an_idle_restart, stu_setup,
                                         stu_teardown),
         cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_its_state,
+                                        stu_setup, stu_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_it_at_open,
                                         stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_unguarded_writer_keeps_no_record, stu_setup,
                                         stu_teardown),

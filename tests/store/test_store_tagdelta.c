@@ -456,6 +456,52 @@ static void test_merge_long_owner_lists(void **state)
     free(m);
 }
 
+/* A last key of the delta that is no chunk number: a writer's open does
+ * not read the delta and opens; its commits without kvtags go on; the
+ * first commit that would append a chunk fails with CKPT_E_CORRUPT naming
+ * the database, and writes nothing. */
+static void test_damaged_last_chunk_key(void **state)
+{
+    struct ckpt_store_opts o = delta_opts(stu_dir(state));
+    struct model m;
+    char envdir[600];
+    memset(&m, 0, sizeof m);
+    ckpt_store *st = stu_open(&o);
+    for (int i = 0; i < 30; i++)
+        put_tag(st, &m, i % NNAME, i % NOWNER);
+    stu_close(st);
+    ckpt_store_wait_closed(); /* raw LMDB below: the store must be unmapped */
+
+    snprintf(envdir, sizeof envdir, "%s/rank-0", o.root);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k = {5, "zzzzz"}, v = {4, "\0\0\0\0"};
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+    assert_int_equal(mdb_env_open(env, envdir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "kvtag_delta", 0, &dbi), 0);
+    assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    st = stu_open(&o);
+    uint64_t id, before = stu_info(st).commits;
+    stu_assert_rc(ckpt_store_next_id(&id, st), 0, st); /* a commit of meta only */
+    uint64_t after = stu_info(st).commits;
+    assert_true(after > before);
+    put_tag(st, &m, 0, 1);
+    stu_assert_rc(ckpt_store_checkpoint(st), CKPT_E_CORRUPT, st);
+    const char *msg = ckpt_errmsg();
+    if (strstr(msg, "kvtag_delta") == NULL || strstr(msg, "not a chunk number") == NULL ||
+        strstr(msg, "data.mdb") == NULL)
+        fail_msg("the message does not say what and where: %s", msg);
+    assert_int_equal(stu_info(st).commits, after);
+    ckpt_store_discard(st);
+    ckpt_store_wait_closed();
+}
+
 /* A damaged chunk: reads of the tag index fail with CKPT_E_CORRUPT naming
  * kvtag_delta and the chunk, other reads go on, a writer's merge refuses
  * it, and the chunk is left as it is. */
@@ -558,6 +604,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_reads_overlay_the_unmerged_delta),
         T(test_delta_left_by_a_killed_writer),
+        T(test_damaged_last_chunk_key),
         T(test_merge_by_count_in_the_background),
         T(test_merge_by_count_without_a_background_thread),
         T(test_close_does_not_merge),
