@@ -456,6 +456,29 @@ static void test_merge_long_owner_lists(void **state)
     free(m);
 }
 
+/* A store of 30 kvtags, closed, then its environment opened with raw
+ * LMDB (envdir: its rank directory) and a write transaction begun on
+ * kvtag_delta, for the damage tests to edit. */
+static MDB_env *tags_then_raw_delta(const struct ckpt_store_opts *o, struct model *m, char *envdir,
+                                    size_t n, MDB_txn **txn, MDB_dbi *dbi)
+{
+    MDB_env *env;
+    memset(m, 0, sizeof *m);
+    ckpt_store *st = stu_open(o);
+    for (int i = 0; i < 30; i++)
+        put_tag(st, m, i % NNAME, i % NOWNER);
+    stu_close(st);
+    ckpt_store_wait_closed(); /* raw LMDB below: the store must be unmapped */
+
+    snprintf(envdir, n, "%s/rank-0", o->root);
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+    assert_int_equal(mdb_env_open(env, envdir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, txn), 0);
+    assert_int_equal(mdb_dbi_open(*txn, "kvtag_delta", 0, dbi), 0);
+    return env;
+}
+
 /* A last key of the delta that is no chunk number: a writer's open does
  * not read the delta and opens; its commits without kvtags go on; the
  * first commit that would append a chunk fails with CKPT_E_CORRUPT naming
@@ -465,28 +488,15 @@ static void test_damaged_last_chunk_key(void **state)
     struct ckpt_store_opts o = delta_opts(stu_dir(state));
     struct model m;
     char envdir[600];
-    memset(&m, 0, sizeof m);
-    ckpt_store *st = stu_open(&o);
-    for (int i = 0; i < 30; i++)
-        put_tag(st, &m, i % NNAME, i % NOWNER);
-    stu_close(st);
-    ckpt_store_wait_closed(); /* raw LMDB below: the store must be unmapped */
-
-    snprintf(envdir, sizeof envdir, "%s/rank-0", o.root);
-    MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
     MDB_val k = {5, "zzzzz"}, v = {4, "\0\0\0\0"};
-    assert_int_equal(mdb_env_create(&env), 0);
-    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
-    assert_int_equal(mdb_env_open(env, envdir, 0, 0600), 0);
-    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, "kvtag_delta", 0, &dbi), 0);
+    MDB_env *env = tags_then_raw_delta(&o, &m, envdir, sizeof envdir, &txn, &dbi);
     assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
     assert_int_equal(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
 
-    st = stu_open(&o);
+    ckpt_store *st = stu_open(&o);
     uint64_t id, before = stu_info(st).commits;
     stu_assert_rc(ckpt_store_next_id(&id, st), 0, st); /* a commit of meta only */
     uint64_t after = stu_info(st).commits;
@@ -510,23 +520,10 @@ static void test_damaged_chunk(void **state)
     struct ckpt_store_opts o = delta_opts(stu_dir(state));
     struct model m;
     char envdir[600];
-    memset(&m, 0, sizeof m);
-    ckpt_store *st = stu_open(&o);
-    for (int i = 0; i < 30; i++)
-        put_tag(st, &m, i % NNAME, i % NOWNER);
-    stu_close(st);
-    ckpt_store_wait_closed(); /* raw LMDB below: the store must be unmapped */
-
-    snprintf(envdir, sizeof envdir, "%s/rank-0", o.root);
-    MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
     MDB_val k, v;
-    assert_int_equal(mdb_env_create(&env), 0);
-    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
-    assert_int_equal(mdb_env_open(env, envdir, 0, 0600), 0);
-    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, "kvtag_delta", 0, &dbi), 0);
+    MDB_env *env = tags_then_raw_delta(&o, &m, envdir, sizeof envdir, &txn, &dbi);
     MDB_cursor *cur;
     assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
     assert_int_equal(mdb_cursor_get(cur, &k, &v, MDB_FIRST), 0);
