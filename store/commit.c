@@ -397,15 +397,13 @@ int ckpt_commit_locked(ckpt_store *st, int force)
             off += ckpt_op_size(h);
             done++;
         }
-        if (rc == 0 && st->delta.buf_n > 0 && !st->delta.loaded) {
-            /* the first chunk of this handle: the next chunk number */
-            what = "kvtag_delta";
-            if ((rc = ckpt_tagidx_delta_load(st, txn, where, sizeof where)) == 0)
-                seq = st->delta.seq;
-        }
         if (rc == 0 && st->delta.buf_n > 0) {
+            /* the handle's first chunk reads the next chunk number first */
             what = "kvtag_delta";
-            rc = ckpt_tagidx_log_flush(st, txn, &seq);
+            if ((rc = ckpt_tagidx_delta_load(st, txn, where, sizeof where)) == 0) {
+                seq = st->delta.seq;
+                rc = ckpt_tagidx_log_flush(st, txn, &seq);
+            }
         }
         if (rc == 0) {
             what = "meta";
