@@ -1,10 +1,12 @@
 /*
  * lmdb_util.c - small LMDB helpers the store's files share: puts that
  * append and seal (format 4's checksum), a quiet delete, and the bounds of
- * the map that reads check what LMDB returns against. A leaf: it calls
+ * the map that reads check what LMDB returns against, and the check of the
+ * leaf page a key came from. A leaf: it calls
  * nothing of the store but csum.c.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "store_int.h"
@@ -91,4 +93,55 @@ int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v)
     if (v->mv_size == 0 || tx->map_lo == NULL)
         return 1;
     return p >= tx->map_lo && p < tx->map_hi && v->mv_size <= (size_t)(tx->map_hi - p);
+}
+
+/* LMDB 0.9's page header (MDB_page): page number (8 bytes), pad (2),
+ * flags (2), lower and upper bounds of the free space (2 + 2), then the
+ * node offsets; a leaf node is 8 bytes of header (data size, flags, key
+ * size) and then its key. */
+enum {
+    PG_HDR = 16,
+    PG_NODE = 8,
+    PG_BRANCH = 0x01,
+    PG_LEAF = 0x02,
+    PG_OTHER = 0x04 | 0x08 | 0x20 | 0x40 /* overflow, meta, LEAF2, sub-page */
+};
+
+int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n)
+{
+    const size_t psize = tx->st->psize;
+    const char *node = (const char *)key->mv_data - PG_NODE;
+    if (tx->map_lo == NULL || psize < 512 || node < tx->map_lo ||
+        (const char *)key->mv_data >= tx->map_hi)
+        return 0; /* no bounds known: nothing to check against */
+    size_t pgno = (size_t)(node - tx->map_lo) / psize;
+    const char *page = tx->map_lo + pgno * psize;
+    uint64_t self;
+    uint16_t flags, lower, upper, off = (uint16_t)(node - page);
+    memcpy(&self, page, 8);
+    memcpy(&flags, page + 10, 2);
+    memcpy(&lower, page + 12, 2);
+    memcpy(&upper, page + 14, 2);
+    if (self != pgno) {
+        snprintf(why, n, "page %zu says it is page %llu", pgno, (unsigned long long)self);
+        return -1;
+    }
+    if (!(flags & PG_LEAF) || (flags & (PG_BRANCH | PG_OTHER))) {
+        snprintf(why, n, "page %zu has flags 0x%x, not a leaf's", pgno, flags);
+        return -1;
+    }
+    if (lower < PG_HDR || lower > upper || upper > psize || off < upper ||
+        (size_t)off + PG_NODE + key->mv_size > psize) {
+        snprintf(why, n, "page %zu has free space %u..%u and a node at %u of %zu key bytes", pgno,
+                 lower, upper, off, key->mv_size);
+        return -1;
+    }
+    for (const char *p = page + PG_HDR; p < page + lower; p += 2) {
+        uint16_t o;
+        memcpy(&o, p, 2);
+        if (o == off)
+            return 0;
+    }
+    snprintf(why, n, "page %zu lists no node at %u", pgno, off);
+    return -1;
 }

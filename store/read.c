@@ -182,12 +182,59 @@ void ckpt_rtxn_end(ckpt_rtxn *tx)
     free(tx);
 }
 
+enum { LOOKUP_DAMAGED = -30000 + 1 }; /* below LMDB's codes (MDB_KEYEXIST -30799 on) */
+
+/* A key LMDB returned is not a node of a sound leaf page: why says so. */
+static int neighbour_damaged(const ckpt_rtxn *tx, const MDB_val *at, char *why, size_t n)
+{
+    if (!ckpt_rtxn_in_map(tx, at)) {
+        snprintf(why, n, "a neighbour key of %zu bytes lies outside the file", at->mv_size);
+        return 1;
+    }
+    return ckpt_rtxn_leaf_node(tx, at, why, n) != 0;
+}
+
+/* mdb_get's "not found" is only as good as the leaf page its search ended
+ * on: a damaged page that keeps a leaf's flag bit is searched like any
+ * leaf, and finds nothing. So before "not found" is believed, the keys
+ * around that place must be nodes of well-formed leaves
+ * (ckpt_rtxn_leaf_node): the first key at or after the search key
+ * (MDB_SET_RANGE, or the last key), and the key before it, as the search
+ * may have run off its leaf onto the next one. The search key itself there
+ * means LMDB's two searches disagree. Under the caller's guard.
+ * MDB_NOTFOUND, LOOKUP_DAMAGED with why set, or LMDB's error. */
+static int absent_checked(ckpt_rtxn *tx, int db, const MDB_val *k, MDB_cursor *volatile *cur,
+                          char *why, size_t n)
+{
+    MDB_val at = *k, d;
+    MDB_cursor *c;
+    int last = 0, rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c);
+    if (rc == 0)
+        *cur = c; /* closed by the caller, after a fault too */
+    if (rc == 0 && (rc = mdb_cursor_get(c, &at, &d, MDB_SET_RANGE)) == MDB_NOTFOUND) {
+        rc = mdb_cursor_get(c, &at, &d, MDB_LAST);
+        last = 1;
+    }
+    if (rc)
+        return rc; /* MDB_NOTFOUND: an empty database */
+    if (neighbour_damaged(tx, &at, why, n))
+        return LOOKUP_DAMAGED;
+    if (at.mv_size == k->mv_size && memcmp(at.mv_data, k->mv_data, k->mv_size) == 0) {
+        snprintf(why, n, "a range search finds the key");
+        return LOOKUP_DAMAGED;
+    }
+    if (!last && (rc = mdb_cursor_get(c, &at, &d, MDB_PREV)) == 0 &&
+        neighbour_damaged(tx, &at, why, n))
+        return LOOKUP_DAMAGED;
+    return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+}
+
 static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen)
 {
     MDB_val k = {klen, (void *)key}, v;
     MDB_cursor *volatile cur = NULL;
     struct ckpt_guard g;
-    char where[64];
+    char where[64], why[160];
     int rc;
     ckpt_guard_push(&g);
     if (sigsetjmp(g.jb, 0) != 0) {
@@ -208,12 +255,18 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         v.mv_data = "";
     } else {
         rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
+        if (rc == MDB_NOTFOUND)
+            rc = absent_checked(tx, db, &k, &cur, why, sizeof why);
     }
     ckpt_guard_pop(&g);
     if (cur != NULL)
         mdb_cursor_close(cur);
     if (rc == CKPT_TAGIDX_REPORTED)
         return CKPT_E_CORRUPT;
+    if (rc == LOOKUP_DAMAGED)
+        return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s: a lookup "
+                           "found nothing on a damaged page (%s): the answer is not given",
+                           tx->st->path, tx->st->opts.rank, ckpt_db_name(db), why);
     if (rc == 0 && !ckpt_rtxn_in_map(tx, &v))
         return outside_map(tx, db, "value", &v);
     if (rc == MDB_NOTFOUND)

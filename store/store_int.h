@@ -334,6 +334,12 @@ const char *ckpt_map_base_from(ckpt_store *st, const void *in_page, size_t last_
 /* Whether a key or value LMDB returned lies in the map's
  * committed pages */
 int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
+/* Whether a key LMDB returned (inside the map) is a node of a well-formed
+ * leaf page: the page's header names its own number, says leaf, bounds its
+ * free space inside the page, and lists the node. 0, or -1 with what is
+ * wrong in why. LMDB checks none of this: a damaged page that keeps the
+ * leaf bit is searched like any leaf. 0 when the map's bounds are unknown. */
+int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n);
 
 /* fault.c: after a fault the environment is never touched again by this
  * handle: mark it failed (later calls get CKPT_E_FAILED naming the first

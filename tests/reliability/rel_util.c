@@ -359,6 +359,38 @@ static int env_open(MDB_env **env, const char *dir, unsigned flags, char *why, s
     return 0;
 }
 
+long rel_leaf_page(const char *root, int rank, const char *db, const void *key, size_t klen,
+                   char *why, size_t n)
+{
+    char dir[4200];
+    MDB_env *env;
+    MDB_txn *txn = NULL;
+    MDB_dbi dbi;
+    MDB_cursor *cur = NULL;
+    MDB_val k = {klen, (void *)key}, v;
+    long pg = -1;
+    int rc;
+    snprintf(dir, sizeof dir, "%s/rank-%d", root, rank);
+    if (env_open(&env, dir, MDB_RDONLY, why, n) != 0)
+        return -1;
+    if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) != 0 ||
+        (rc = mdb_dbi_open(txn, db, 0, &dbi)) != 0 || (rc = mdb_cursor_open(txn, dbi, &cur)) != 0 ||
+        (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) != 0) {
+        why_set(why, n, "%s: database %s: %s", dir, db, mdb_strerror(rc));
+    } else {
+        /* the page holding the key starts with its own number (MDB_page) */
+        uint64_t self;
+        memcpy(&self, (const void *)((uintptr_t)k.mv_data & ~(uintptr_t)(REL_PAGE - 1)), 8);
+        pg = (long)self;
+    }
+    if (cur != NULL)
+        mdb_cursor_close(cur);
+    if (txn != NULL)
+        mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return pg;
+}
+
 int rel_set_meta_version(const char *root, int rank, uint32_t version, char *why, size_t n)
 {
     char dir[4200];

@@ -90,6 +90,11 @@ int rel_flip_after(const char *root, int rank, const char *s, char *why, size_t 
 #define REL_PAGE 4096
 enum { REL_DAMAGE_GARBAGE = 0, REL_DAMAGE_HEADER = 1 };
 long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *why, size_t n);
+/* The number of the leaf page of database `db` of ROOT/rank-RANK that
+ * holds the first key at or after key (LMDB's own search, read-only), or
+ * -1 with why. */
+long rel_leaf_page(const char *root, int rank, const char *db, const void *key, size_t klen,
+                   char *why, size_t n);
 /* Replace the meta record of root/rank-<r> (raw LMDB) with one of format
  * version `version` (magic, version and a field this build does not know,
  * as a newer pdc-ckpt would write). */
