@@ -194,24 +194,22 @@ static int neighbour_damaged(const ckpt_rtxn *tx, const MDB_val *at, char *why, 
     return ckpt_rtxn_leaf_node(tx, at, why, n) != 0;
 }
 
-/* mdb_get's "not found" is only as good as the leaf page its search ended
- * on: a damaged page that keeps a leaf's flag bit is searched like any
- * leaf, and finds nothing. So before "not found" is believed, the keys
- * around that place must be nodes of well-formed leaves
- * (ckpt_rtxn_leaf_node): the first key at or after the search key
- * (MDB_SET_RANGE, or the last key), and the key before it, as the search
- * may have run off its leaf onto the next one. The search key itself there
- * means LMDB's two searches disagree. Under the caller's guard.
- * MDB_NOTFOUND, LOOKUP_DAMAGED with why set, or LMDB's error. */
-static int absent_checked(ckpt_rtxn *tx, int db, const MDB_val *k, MDB_cursor *volatile *cur,
-                          char *why, size_t n)
+/* A search's "not found" (mdb_get's, or a prefix scan's that finds no key
+ * with the prefix) is only as good as the leaf page the search ended on: a
+ * damaged page that keeps a leaf's flag bit is searched like any leaf, and
+ * finds nothing. So before "not found" is believed, the keys around that
+ * place must be nodes of well-formed leaves (ckpt_rtxn_leaf_node): the
+ * first key at or after the search key (MDB_SET_RANGE on cursor c, or the
+ * last key), and the key before it, as the search may have run off its leaf
+ * onto the next one. The search key itself there means LMDB's two searches
+ * disagree. Under the caller's guard. MDB_NOTFOUND, LOOKUP_DAMAGED with why
+ * set, or LMDB's error. */
+static int absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, char *why,
+                          size_t n)
 {
     MDB_val at = *k, d;
-    MDB_cursor *c;
-    int last = 0, rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c);
-    if (rc == 0)
-        *cur = c; /* closed by the caller, after a fault too */
-    if (rc == 0 && (rc = mdb_cursor_get(c, &at, &d, MDB_SET_RANGE)) == MDB_NOTFOUND) {
+    int last = 0, rc;
+    if ((rc = mdb_cursor_get(c, &at, &d, MDB_SET_RANGE)) == MDB_NOTFOUND) {
         rc = mdb_cursor_get(c, &at, &d, MDB_LAST);
         last = 1;
     }
@@ -227,6 +225,13 @@ static int absent_checked(ckpt_rtxn *tx, int db, const MDB_val *k, MDB_cursor *v
         neighbour_damaged(tx, &at, why, n))
         return LOOKUP_DAMAGED;
     return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+}
+
+static int missed_on_damage(ckpt_rtxn *tx, int db, const char *what, const char *why)
+{
+    return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s: %s found "
+                       "nothing on a damaged page (%s): the answer is not given",
+                       tx->st->path, tx->st->opts.rank, ckpt_db_name(db), what, why);
 }
 
 static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen)
@@ -254,9 +259,12 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         v.mv_size = 0;
         v.mv_data = "";
     } else {
+        MDB_cursor *c;
         rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
-        if (rc == MDB_NOTFOUND)
-            rc = absent_checked(tx, db, &k, &cur, why, sizeof why);
+        if (rc == MDB_NOTFOUND && (rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c)) == 0) {
+            cur = c; /* closed below, after a fault too */
+            rc = absent_checked(tx, c, &k, why, sizeof why);
+        }
     }
     ckpt_guard_pop(&g);
     if (cur != NULL)
@@ -264,9 +272,7 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
     if (rc == CKPT_TAGIDX_REPORTED)
         return CKPT_E_CORRUPT;
     if (rc == LOOKUP_DAMAGED)
-        return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s: a lookup "
-                           "found nothing on a damaged page (%s): the answer is not given",
-                           tx->st->path, tx->st->opts.rank, ckpt_db_name(db), why);
+        return missed_on_damage(tx, db, "a lookup", why);
     if (rc == 0 && !ckpt_rtxn_in_map(tx, &v))
         return outside_map(tx, db, "value", &v);
     if (rc == MDB_NOTFOUND)
@@ -508,6 +514,21 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
     k.mv_size = plen;
     k.mv_data = (void *)prefix;
     rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
+    if (plen > 0 &&
+        (rc == MDB_NOTFOUND || (rc == 0 && ckpt_rtxn_in_map(tx, &k) &&
+                                (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)))) {
+        /* no key with the prefix: believed only if the search's leaf is sound */
+        char why[160];
+        MDB_val pk = {plen, (void *)prefix};
+        rc = absent_checked(tx, cur, &pk, why, sizeof why);
+        ckpt_guard_pop(&g);
+        mdb_cursor_close(cur);
+        if (rc == LOOKUP_DAMAGED)
+            return missed_on_damage(tx, db, "a scan", why);
+        if (rc != 0 && rc != MDB_NOTFOUND)
+            return read_failed(tx, rc, "iterating", db);
+        return 0;
+    }
     while (rc == 0) {
         /* plen 0: prefix may be NULL, which memcmp must not get */
         if (!ckpt_rtxn_in_map(tx, &k) || !ckpt_rtxn_in_map(tx, &v)) {

@@ -610,30 +610,53 @@ static int probe_by_name(void *arg, struct rel_outcome *out)
     return rc;
 }
 
-/* The leaf page of the name index that holds an object's name overwritten
- * with garbage that keeps a leaf's flag bit. LMDB checks nothing more of a
- * page it reaches: it searches the garbage like a leaf and finds nothing,
- * and "no such object" would be a wrong answer. The lookup by name must be
- * CKPT_E_CORRUPT naming obj_name (the page, or the fault LMDB hit on it),
- * and ckpt-inspect get --name must fail naming the rank. Seeds 1-8 vary the
- * garbage (the search ends on the page, or faults); seed 0 makes it one
- * node whose key sorts first, so the search runs off the page's end onto
- * the next leaf, whose keys are sound. */
-static void test_garbage_name_leaf(void **state)
+static int count_cb(const ckpt_val *k, const ckpt_val *v, void *payload)
 {
-    struct tu_case *f = *state;
-    char name[64], why[256], root[600], p[2048];
-    uint8_t key[CKPT_NAMEKEY_MAX], page[REL_PAGE];
-    rel_obj_name(name, sizeof name, 0, 137);
-    size_t klen = ckpt_key_name(key, name, strlen(name));
-    assert_true(klen > 0);
+    (void)k;
+    (void)v;
+    ++*(long *)payload;
+    return 0;
+}
+
+/* the kvtags of the rank's object 137, read-only (a prefix scan): its
+ * result code, the message in out->msg, v[0] = kvtags seen */
+static int probe_kvtags(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    ckpt_store *st = NULL;
+    ckpt_rtxn *tx = NULL;
+    int rc = ckpt_store_open_readonly(&st, p->root, p->rank);
+    if (rc == 0 && (rc = ckpt_rtxn_begin(&tx, st)) == 0)
+        rc = ckpt_iter_kvtags(tx, g_ids[p->rank][137], count_cb, &out->v[0]);
+    if (rc)
+        snprintf(out->msg, sizeof out->msg, "%s", ckpt_errmsg());
+    ckpt_rtxn_end(tx);
+    ckpt_store_close(st);
+    return rc;
+}
+
+/* The leaf page of database db of rank 0 that holds key overwritten with
+ * garbage that keeps a leaf's flag bit. LMDB checks nothing more of a page
+ * it reaches: it searches the garbage like a leaf and finds nothing, and
+ * "nothing there" would be a wrong answer. The search through fn must be
+ * CKPT_E_CORRUPT naming db (the page, or the fault LMDB hit on it), and
+ * ckpt-inspect get (args) must fail naming the rank; rank 1 stays intact.
+ * Seeds 1-8 vary the garbage (the search ends on the page, or faults);
+ * seed 0 makes it one node whose key sorts first, so the search runs off
+ * the page's end onto the next leaf, whose keys are sound. */
+static void garbage_leaf_case(const struct tu_case *f, const char *db, const void *key,
+                              size_t klen, const char *what, rel_fn fn, const char *opt,
+                              const char *arg)
+{
+    char why[256], root[600], p[2048];
+    uint8_t page[REL_PAGE];
     assert_int_equal(ckpt_fault_guard_install(), 0);
     for (uint64_t seed = 0; seed <= 8; seed++) {
         snprintf(root, sizeof root, "%s/leaf-%llu", f->dir, (unsigned long long)seed);
         assert_int_equal(rel_copytree(g_pristine, root), 0);
-        long pg = rel_leaf_page(root, 0, "obj_name", key, klen, why, sizeof why);
+        long pg = rel_leaf_page(root, 0, db, key, klen, why, sizeof why);
         if (pg < 2)
-            fail_msg("finding the name's leaf page: %s", pg < 0 ? why : "a meta page");
+            fail_msg("finding the leaf page of %s: %s", db, pg < 0 ? why : "a meta page");
         uint64_t x = seed;
         for (size_t i = 0; i < sizeof page; i++) {
             x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -643,9 +666,9 @@ static void test_garbage_name_leaf(void **state)
         page[11] = 0;
         if (seed == 0) {
             /* mp_lower 18 (one node), mp_upper 4080, the node at 4080: no
-             * data, key size 1, key 0x01 */
+             * data, key size 1, key 0x00 */
             static const uint8_t one[] = {18, 0, 0xf0, 0x0f, 0xf0, 0x0f};
-            static const uint8_t node[] = {0, 0, 0, 0, 0, 0, 1, 0, 0x01};
+            static const uint8_t node[] = {0, 0, 0, 0, 0, 0, 1, 0, 0x00};
             memcpy(page + 12, one, sizeof one);
             memcpy(page + 4080, node, sizeof node);
         }
@@ -657,19 +680,40 @@ static void test_garbage_name_leaf(void **state)
         assert_int_equal(fclose(fp), 0);
 
         struct rel_outcome out;
-        expect("lookup by name", probe_by_name, root, 0, CKPT_E_CORRUPT, &out);
-        has(out.msg, "rank-0/data.mdb", "lookup by name");
-        has(out.msg, "obj_name", "lookup by name");
-        char *const argv[] = {(char *)g_inspect, "get", root, "--name", name, NULL};
+        expect(what, fn, root, 0, CKPT_E_CORRUPT, &out);
+        has(out.msg, "rank-0/data.mdb", what);
+        has(out.msg, db, what);
+        char *const argv[] = {(char *)g_inspect, "get", root, (char *)opt, (char *)arg, NULL};
         int rc = rel_run(argv, g_out, sizeof g_out);
         if (rc != 1 || strstr(g_out, "rank-0") == NULL)
-            fail_msg("seed %llu: ckpt-inspect get --name %s: exit %d, expected 1 naming "
-                     "rank-0:\n%s",
-                     (unsigned long long)seed, name, rc, g_out);
+            fail_msg("seed %llu: ckpt-inspect get %s %s: exit %d, expected 1 naming rank-0:\n%s",
+                     (unsigned long long)seed, opt, arg, rc, g_out);
         expect_intact(root, 1);
         tu_rmtree(root);
     }
     ckpt_fault_guard_uninstall();
+}
+
+/* ... the name index's leaf holding an object's name: the lookup by name */
+static void test_garbage_name_leaf(void **state)
+{
+    char name[64];
+    uint8_t key[CKPT_NAMEKEY_MAX];
+    rel_obj_name(name, sizeof name, 0, 137);
+    size_t klen = ckpt_key_name(key, name, strlen(name));
+    assert_true(klen > 0);
+    garbage_leaf_case(*state, "obj_name", key, klen, "lookup by name", probe_by_name, "--name",
+                      name);
+}
+
+/* ... the kvtag leaf holding an object's kvtags: the scan of its kvtags */
+static void test_garbage_kvtag_leaf(void **state)
+{
+    char id[32];
+    uint8_t key[8];
+    ckpt_key_u64(key, g_ids[0][137]);
+    snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[0][137]);
+    garbage_leaf_case(*state, "kvtag", key, sizeof key, "kvtag scan", probe_kvtags, "--id", id);
 }
 
 /* ... inside a kvtag record (its value) */
@@ -1281,6 +1325,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_damaged_free_list_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_free_list_garbage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_name_leaf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_garbage_kvtag_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_version, setup, teardown),
