@@ -179,6 +179,12 @@ int ckpt_freelist_check(ckpt_store *st)
     return 0;
 }
 
+int ckpt_before_write(ckpt_store *st)
+{
+    int rc = ckpt_durable_first_write(st);
+    return rc ? rc : ckpt_freelist_check(st);
+}
+
 /* Whether enough was committed since the last sync for the background
  * thread to sync now (interval and close modes). */
 int ckpt_sync_due(const ckpt_store *st)
@@ -267,7 +273,7 @@ static int merge_slice_locked(ckpt_store *st, const int *stop, int *more)
         rc = mdb_txn_begin(st->env, NULL, 0, &txn);
         if (rc)
             break;
-        if ((rc = ckpt_freelist_check(st)) != 0) {
+        if ((rc = ckpt_before_write(st)) != 0) {
             mdb_txn_abort(txn);
             ckpt_guard_pop(&g);
             st->delta.merge_err = rc;
@@ -368,7 +374,7 @@ int ckpt_commit_locked(ckpt_store *st, int force)
         rc = mdb_txn_begin(st->env, NULL, 0, &txn);
         if (rc)
             break;
-        if ((rc = ckpt_freelist_check(st)) != 0) {
+        if ((rc = ckpt_before_write(st)) != 0) {
             mdb_txn_abort(txn);
             ckpt_guard_pop(&g);
             st->commit.last_err = rc;

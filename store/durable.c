@@ -28,20 +28,25 @@
  *    newest valid record on disk names a snapshot whose pages are on disk
  *    and pinned.
  *  - A boot slot (third 512-byte slot): the boot id of the machine the
- *    last writer opened the store on, written at open and never synced.
- *    If it is this boot's, the machine did not restart since that writer
- *    wrote: every commit is in the page cache and nothing is rolled back
- *    (a process crash loses nothing committed).
+ *    last writer wrote the store on, written before its first write
+ *    transaction (ckpt_durable_first_write) and never synced. If it is
+ *    this boot's, the machine did not restart since that writer wrote:
+ *    every commit is in the page cache and nothing is rolled back (a
+ *    process crash loses nothing committed).
  *  - The roll-back. A writer's open (it holds writer.lock) reads the
- *    record and, unless the boot slot names this boot (nothing can be
- *    rolled back then; LMDB's open says whether the newest snapshot is the
- *    recorded one), both LMDB meta pages before LMDB opens the file. If the
- *    record is valid, belongs to this data.mdb (inode) and the newest meta
- *    is not the recorded one while the boot id differs (the machine
- *    restarted: what was not synced may be lost or torn), it writes the
- *    recorded meta into both meta pages: the environment is then exactly
- *    the recorded snapshot, whose pages are intact. A reader refuses such
- *    a store (CKPT_E_CORRUPT, naming the cure: a writer's open).
+ *    record. When it is this file's, LMDB opens the file first: if its
+ *    newest snapshot is the recorded one (a clean close, or nothing since
+ *    the last sync) nothing can be rolled back and the boot does not
+ *    matter. Otherwise (or if LMDB refused the file's header) LMDB's
+ *    environment is closed again and recover() runs in full before LMDB
+ *    reopens it: unless the boot slot names this boot, it reads both LMDB
+ *    meta pages, and if the newest is not the recorded one while the boot
+ *    id differs (the machine restarted: what was not synced may be lost or
+ *    torn), it writes the recorded meta into both meta pages: the
+ *    environment is then exactly the recorded snapshot, whose pages are
+ *    intact. LMDB's first open reads only the two meta pages, never a page
+ *    they point to. A reader refuses such a store (CKPT_E_CORRUPT, naming
+ *    the cure: a writer's open).
  *  - `sync` mode commits with LMDB's own ordering (data fdatasync, then
  *    the meta page through an O_DSYNC descriptor): every meta on disk
  *    points at durable pages, nothing is rolled back. Its record says so
@@ -93,7 +98,7 @@
 #define R_META 40u
 #define R_HASH 504u
 #define BOOT_ID 8u
-#define BOOT_ID_LEN 48u
+#define BOOT_ID_LEN CKPT_DUR_BOOT_LEN
 
 static int slot_ok(const uint8_t *s, const char *magic)
 {
@@ -246,18 +251,32 @@ static int establish(ckpt_store *st, int dfd, const uint8_t *meta, uint32_t psiz
                         psize);
 }
 
-static int recover(ckpt_store *st, const char *data, const struct stat *ds)
+/* Whether the boot slot read at open names this machine's boot. */
+static int boot_is_recorded(const struct ckpt_durable *d)
+{
+    char boot[BOOT_ID_LEN];
+    boot_id(boot);
+    return boot[0] && d->boot_slot_ok && memcmp(d->boot_slot, boot, BOOT_ID_LEN) == 0;
+}
+
+/* defer: a writer whose record is this file's leaves the rest to LMDB's
+ * open (ckpt_durable_deferred); run again without it, in full. */
+static int recover(ckpt_store *st, const char *data, const struct stat *ds, int defer)
 {
     struct ckpt_durable *d = &st->dur;
     const int rdonly = st->opts.readonly, fast = st->opts.sync_mode != CKPT_SYNC_EVERY;
     const int guard = !st->opts.no_powerloss_guard;
     uint8_t buf[3 * SLOT], rec[SLOT], meta[2][PAGEHDR + CKPT_DUR_META];
-    char path[4200], boot[BOOT_ID_LEN];
+    char path[4200];
     int have = 0, rc = 0, newest;
 
     snprintf(path, sizeof path, "%s/%s", st->path, DUR_FILE);
     memset(buf, 0, sizeof buf);
-    int fd = open(path, (rdonly ? O_RDONLY : O_RDWR | (guard ? O_CREAT : 0)) | O_CLOEXEC, 0600);
+    d->check_opened = 0;
+    /* (run again in full: the writer keeps the descriptor it opened) */
+    int fd = d->fd >= 0 ? d->fd
+                        : open(path, (rdonly ? O_RDONLY : O_RDWR | (guard ? O_CREAT : 0)) | O_CLOEXEC,
+                               0600);
     /* a reader that cannot read it reads the store as it is (as before
      * there was a record); so does an unguarded writer without one */
     if (fd < 0 && !rdonly && (guard || errno != ENOENT))
@@ -265,7 +284,8 @@ static int recover(ckpt_store *st, const char *data, const struct stat *ds)
                            path);
     if (fd >= 0 && pread(fd, buf, sizeof buf, 0) < 0) {
         int e = errno;
-        close(fd);
+        if (fd != d->fd)
+            close(fd);
         return ckpt_seterr(NULL, ckpt_map_lmdb(e), e, "%s: cannot read the sync record", path);
     }
     if (!rdonly)
@@ -282,9 +302,9 @@ static int recover(ckpt_store *st, const char *data, const struct stat *ds)
     }
     if (have)
         d->seq = ckpt_ne64_get(rec + R_SEQ); /* the next record goes to the other slot */
-    boot_id(boot);
-    d->boot_recorded = boot[0] && slot_ok(buf + BOOT_OFF, BOOT_MAGIC) &&
-                       memcmp(buf + BOOT_OFF + BOOT_ID, boot, BOOT_ID_LEN) == 0;
+    d->boot_slot_ok = slot_ok(buf + BOOT_OFF, BOOT_MAGIC);
+    memcpy(d->boot_slot, buf + BOOT_OFF + BOOT_ID, BOOT_ID_LEN);
+    d->boot_recorded = -1; /* not known yet */
     if (ds == NULL || ds->st_size == 0) {
         /* a new store: a writer records it once LMDB has created it */
         d->sync_at_open = !rdonly;
@@ -294,10 +314,18 @@ static int recover(ckpt_store *st, const char *data, const struct stat *ds)
     if (mine) {
         d->txnid = ckpt_ne64_get(rec + R_TXNID);
         d->flags = ckpt_ne32_get(rec + R_FLAGS);
+        memcpy(d->meta, rec + R_META, CKPT_DUR_META);
         d->have = 1;
     }
     if (rdonly && (!mine || (d->flags & REC_ORDERED)))
         return 0; /* nothing recorded to roll back to, or nothing to roll back */
+    if (defer && !rdonly && guard && fast && mine && !(d->flags & REC_ORDERED)) {
+        /* LMDB's open tells whether the newest snapshot is the recorded
+         * one; only if not does the boot matter (ckpt_durable_deferred) */
+        d->check_opened = CKPT_DUR_DEFERRED;
+        return 0;
+    }
+    d->boot_recorded = boot_is_recorded(d);
     if (!rdonly && guard && fast && mine && !(d->flags & REC_ORDERED) && d->boot_recorded) {
         /* The machine did not restart since the last writer wrote: nothing
          * is rolled back. Whether the newest snapshot is the recorded one
@@ -415,13 +443,33 @@ static int unguard(ckpt_store *st, const char *data)
     return 0;
 }
 
+int ckpt_durable_deferred(ckpt_store *st, int opened, uint64_t last_txnid)
+{
+    struct ckpt_durable *d = &st->dur;
+    uint8_t m[CKPT_DUR_META];
+    int fd;
+    if (d->check_opened != CKPT_DUR_DEFERRED)
+        return 0;
+    d->check_opened = 0;
+    if (!opened || last_txnid != d->txnid || mdb_env_get_fd(st->env, &fd) != 0)
+        return 1;
+    /* The newest meta (LMDB writes transaction T's into page T & 1, and
+     * its open has just read it) must be the recorded one byte for byte, as
+     * recover() compares them: then this is the last sync's state (nothing
+     * since, or a clean close), and nothing can be rolled back whatever the
+     * boot. */
+    if (pread(fd, m, sizeof m, (off_t)((last_txnid & 1) * st->psize + PAGEHDR)) != (ssize_t)sizeof m)
+        return 1;
+    return !meta_ok(m) || memcmp(m, d->meta, CKPT_DUR_META) != 0;
+}
+
 int ckpt_durable_check_opened(ckpt_store *st, uint64_t last_txnid)
 {
     struct ckpt_durable *d = &st->dur;
     uint8_t meta[2][PAGEHDR + CKPT_DUR_META];
     char data[4200];
     int newest, rc = 0;
-    if (!d->check_opened)
+    if (d->check_opened != 1)
         return 0;
     d->check_opened = 0;
     if (last_txnid == d->txnid)
@@ -444,9 +492,9 @@ int ckpt_durable_check_opened(ckpt_store *st, uint64_t last_txnid)
     return 0;
 }
 
-int ckpt_durable_recover(ckpt_store *st, const char *data, const struct stat *ds)
+int ckpt_durable_recover(ckpt_store *st, const char *data, const struct stat *ds, int defer)
 {
-    int rc = recover(st, data, ds);
+    int rc = recover(st, data, ds, defer);
     if (rc == 0 && !st->opts.readonly && st->opts.no_powerloss_guard)
         rc = unguard(st, data);
     return rc;
@@ -512,6 +560,41 @@ int ckpt_durable_end(ckpt_store *st, struct ckpt_durable_tok *t)
     return rc;
 }
 
+/* The boot slot names this boot: unsynced (a lost or torn one reads as
+ * another boot, which only means a roll-back to the last sync); not
+ * rewritten when it already does. 0 or an errno. */
+static int write_boot_slot(ckpt_store *st)
+{
+    struct ckpt_durable *d = &st->dur;
+    if (d->boot_recorded < 0)
+        d->boot_recorded = boot_is_recorded(d);
+    if (d->boot_recorded)
+        return 0;
+    uint8_t s[SLOT];
+    memset(s, 0, sizeof s);
+    memcpy(s, BOOT_MAGIC, 8);
+    boot_id((char *)s + BOOT_ID);
+    int rc = write_slot(d->fd, s, BOOT_OFF);
+    if (rc == 0) {
+        d->boot_recorded = 1;
+        d->boot_slot_ok = 1;
+        memcpy(d->boot_slot, s + BOOT_ID, BOOT_ID_LEN);
+    }
+    return rc;
+}
+
+int ckpt_durable_first_write(ckpt_store *st)
+{
+    struct ckpt_durable *d = &st->dur;
+    if (st->opts.readonly || d->fd < 0 || st->opts.sync_mode == CKPT_SYNC_EVERY || d->boot_recorded > 0)
+        return 0;
+    int rc = write_boot_slot(st);
+    if (rc)
+        return ckpt_seterr(st, ckpt_map_lmdb(rc), rc, "%s/%s: writing its boot slot before the first "
+                           "write", st->path, DUR_FILE);
+    return 0;
+}
+
 int ckpt_durable_opened(ckpt_store *st)
 {
     struct ckpt_durable *d = &st->dur;
@@ -532,19 +615,9 @@ int ckpt_durable_opened(ckpt_store *st)
         }
         goto out;
     }
-    /* the boot slot: unsynced (a lost or torn one reads as another boot,
-     * which only means a roll-back to the last sync); not rewritten when it
-     * already names this boot */
-    if (!d->boot_recorded) {
-        uint8_t s[SLOT];
-        memset(s, 0, sizeof s);
-        memcpy(s, BOOT_MAGIC, 8);
-        boot_id((char *)s + BOOT_ID);
-        if ((rc = write_slot(d->fd, s, BOOT_OFF)) != 0)
-            goto out;
-        d->boot_recorded = 1;
-    }
     if (d->sync_at_open) {
+        if ((rc = write_boot_slot(st)) != 0)
+            goto out;
         struct ckpt_durable_tok t;
         if ((rc = ckpt_durable_begin(st, &t)) == 0)
             rc = ckpt_durable_end(st, &t);

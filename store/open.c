@@ -34,6 +34,26 @@ static int check_owned(const char *path, uid_t uid)
     return 0;
 }
 
+/* A store that must be there (a reader's, or a writer's that may not
+ * create it): data.mdb (its stat ds, NULL if it has none) with something
+ * committed. Error set. */
+static int check_data(const ckpt_store *st, const struct ckpt_store_opts *o, const char *data,
+                      const struct stat *ds)
+{
+    struct stat sb;
+    if (ds == NULL) {
+        int e = errno;
+        return ckpt_seterr(NULL, CKPT_E_NOSTORE, e, "%s: no store here (%s missing)", o->root,
+                           stat(st->path, &sb) != 0 ? "rank directory" : "data.mdb");
+    }
+    if (ds->st_size == 0)
+        /* LMDB would set up a new environment in it (or fail with EBADF
+         * when read-only): nothing committed is left */
+        return ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: empty (0 bytes): truncated, or the store's "
+                           "creation stopped before anything was committed", data);
+    return 0;
+}
+
 /* Create and open the LMDB environment, with LMDB's assertions routed to
  * the guards. A reader that cannot create or open lock.mdb (a read-only
  * medium, a directory or lock file without write permission) opens
@@ -91,14 +111,15 @@ static int env_open(ckpt_store *st, const struct ckpt_store_opts *o, unsigned fl
 }
 
 /* The LMDB part of ckpt_store_open, run under a guard: on error the
- * caller releases st. data_size: data.mdb's size when the open began (0:
- * none yet); a writer holds writer.lock, so nothing has changed it since. */
+ * caller releases st. ds: data.mdb's stat when the open began (NULL: none
+ * yet); a writer holds writer.lock, so nothing has changed it since. */
 static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char *data,
-                    uint64_t data_size)
+                    const struct stat *ds)
 {
     MDB_txn *txn = NULL;
     int rc, fresh = 0;
     unsigned flags = MDB_NOTLS, disk_version = 0;
+    const uint64_t data_size = ds ? (uint64_t)ds->st_size : 0;
     if (o->readonly)
         flags |= MDB_RDONLY;
     else if (o->sync_mode != CKPT_SYNC_EVERY)
@@ -106,20 +127,34 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
     /* A reader sets no map size: LMDB then maps the size recorded in the
      * file, so ckpt_store_info reports the writer's map, not 64 MiB (a map
      * a writer grows later is adopted on MDB_MAP_RESIZED, ckpt_rtxn_begin). */
-    if ((rc = env_open(st, o, flags, data, data_size)) != 0)
-        return rc;
     MDB_envinfo ei;
-    mdb_env_info(st->env, &ei);
+    rc = env_open(st, o, flags, data, data_size);
+    if (rc == 0)
+        mdb_env_info(st->env, &ei);
+    if (ckpt_durable_deferred(st, rc == 0, rc == 0 ? ei.me_last_txnid : 0)) {
+        /* Commits after the last sync (or a header LMDB refused): whether
+         * they can be trusted depends on the boot. The power-loss recovery
+         * runs in full (it may roll the file back) before LMDB opens it
+         * again; LMDB's open read only its two meta pages. */
+        if (st->env != NULL)
+            mdb_env_close(st->env);
+        st->env = NULL;
+        if ((rc = ckpt_durable_recover(st, data, ds, 0)) == 0 &&
+            (rc = env_open(st, o, flags, data, data_size)) == 0)
+            mdb_env_info(st->env, &ei);
+    }
+    if (rc != 0)
+        return rc;
     {
         /* LMDB maps the file and trusts it: a data.mdb cut shorter than its
          * last committed page would fault (SIGBUS) on first touch. (A
          * reader looks again: a writer may have grown it meanwhile; so
          * does a writer whose open just created it.) */
-        struct stat ds;
+        struct stat now;
         uint64_t need = ((uint64_t)ei.me_last_pgno + 1) * st->psize;
         uint64_t size = data_size;
-        if ((o->readonly || size == 0) && stat(data, &ds) == 0)
-            size = (uint64_t)ds.st_size;
+        if ((o->readonly || size == 0) && stat(data, &now) == 0)
+            size = (uint64_t)now.st_size;
         if (size < need) {
             rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: truncated: %llu bytes, but its last "
                              "committed page ends at byte %llu", data, (unsigned long long)size,
@@ -217,7 +252,6 @@ static int open_env(ckpt_store *st, const struct ckpt_store_opts *o, const char 
 static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
 {
     ckpt_store *st;
-    struct stat sb;
     int rc;
     char data[4200];
 
@@ -248,26 +282,13 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     snprintf(st->path, plen, "%s/rank-%d", o->root, o->rank);
     snprintf(data, sizeof data, "%s/data.mdb", st->path);
 
-    /* data.mdb's size and inode, for the whole open (a writer looks again
-     * once it holds writer.lock) */
+    /* data.mdb's size and inode, for the whole open (a writer's, once it
+     * holds writer.lock) */
     struct stat ds;
-    int have_data = (o->readonly || !o->create) && stat(data, &ds) == 0;
-    if (o->readonly || !o->create) {
-        if (!have_data) {
-            int e = errno;
-            rc = ckpt_seterr(NULL, CKPT_E_NOSTORE, e, "%s: no store here (%s missing)",
-                             o->root, stat(st->path, &sb) != 0 ? "rank directory" : "data.mdb");
-            ckpt_release(st);
-            return rc;
-        }
-        if (ds.st_size == 0) {
-            /* LMDB would set up a new environment in it (or fail with
-             * EBADF when read-only): nothing committed is left */
-            rc = ckpt_seterr(NULL, CKPT_E_CORRUPT, 0, "%s: empty (0 bytes): truncated, or the store's "
-                             "creation stopped before anything was committed", data);
-            ckpt_release(st);
-            return rc;
-        }
+    int have_data = o->readonly && stat(data, &ds) == 0;
+    if (o->readonly && (rc = check_data(st, o, data, have_data ? &ds : NULL)) != 0) {
+        ckpt_release(st);
+        return rc;
     }
     const uid_t uid = o->readonly ? 0 : geteuid();
     if (o->readonly) {
@@ -308,6 +329,11 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
          * pid goes into the file, for the messages of those it keeps out. */
         snprintf(lk, sizeof lk, "%s/writer.lock", st->path);
         st->locks.writer_fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (st->locks.writer_fd < 0 && errno == ENOENT && !o->create) {
+            rc = check_data(st, o, data, NULL); /* no rank directory */
+            ckpt_release(st);
+            return rc;
+        }
         if (st->locks.writer_fd < 0 || flock(st->locks.writer_fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             long pid = e == EWOULDBLOCK ? ckpt_lock_read_pid(lk) : 0;
@@ -324,6 +350,10 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         ckpt_lock_write_pid(st->locks.writer_fd);
         /* no other writer changes data.mdb from here on */
         have_data = stat(data, &ds) == 0;
+        if (!o->create && (rc = check_data(st, o, data, have_data ? &ds : NULL)) != 0) {
+            ckpt_release(st);
+            return rc;
+        }
     }
 
     if (!o->readonly && have_data && ckpt_is_poisoned(&ds)) {
@@ -335,7 +365,7 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
     }
     /* power loss: roll back to the last synced state, before LMDB reads the
      * file (durable.c) */
-    if ((rc = ckpt_durable_recover(st, data, have_data ? &ds : NULL)) != 0) {
+    if ((rc = ckpt_durable_recover(st, data, have_data ? &ds : NULL, 1)) != 0) {
         ckpt_release(st);
         return rc;
     }
@@ -352,7 +382,7 @@ static int store_open(ckpt_store **out, const struct ckpt_store_opts *o)
         ckpt_release(st); /* the transaction of the open is abandoned, not ended */
         return rc;
     }
-    rc = open_env(st, o, data, have_data ? (uint64_t)ds.st_size : 0);
+    rc = open_env(st, o, data, have_data ? &ds : NULL);
     ckpt_guard_pop(&g);
     if (rc == 0)
         rc = ckpt_durable_opened(st); /* the pin (a first sync record if needed) */

@@ -9,14 +9,14 @@
 #include "store_int.h"
 
 /* mdb_dbi_open; a writer creates the database if it is not there, after
- * checking LMDB's free-page list (the creation is the transaction's first
- * write). An LMDB code, or CKPT_E_CORRUPT with the error set. */
+ * ckpt_before_write (the creation is the transaction's first write). An
+ * LMDB code, or a CKPT_E_* code with the error set (ckpt_is_code). */
 static int create_dbi(ckpt_store *st, MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 {
     int rc = mdb_dbi_open(txn, name, flags, dbi);
     if (rc != MDB_NOTFOUND || st->opts.readonly)
         return rc;
-    if ((rc = ckpt_freelist_check(st)) != 0)
+    if ((rc = ckpt_before_write(st)) != 0)
         return rc;
     return mdb_dbi_open(txn, name, flags | MDB_CREATE, dbi);
 }
@@ -157,8 +157,8 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
             st->dbi[db] = st->dbi[CKPT_DB_META];
             continue;
         }
-        if (rc == CKPT_E_CORRUPT)
-            return rc; /* the free-page list, error set */
+        if (ckpt_is_code(rc))
+            return rc; /* ckpt_before_write, error set */
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, ckpt_db_name(db));
@@ -176,7 +176,7 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
      * writer.lock) converts them here, in the open transaction, so the
      * conversion and the new version commit together or not at all. */
     if (!rdonly && version == 1) {
-        if ((rc = ckpt_freelist_check(st)) != 0)
+        if ((rc = ckpt_before_write(st)) != 0)
             return rc;
         if ((rc = ckpt_tagidx_migrate_v1(st, txn)) != 0)
             return ckpt_seterr(NULL, ckpt_map_lmdb(rc), rc, "%s/data.mdb: converting the store "
@@ -194,8 +194,8 @@ int ckpt_open_schema(ckpt_store *st, MDB_txn *txn, int *fresh, unsigned *disk_ve
         rc = create_dbi(st, txn, CKPT_DELTA_DB, 0, &st->delta.dbi);
         if (rc == MDB_NOTFOUND && rdonly)
             return 0; /* none: empty (LMDB's compacting copy leaves out an empty one) */
-        if (rc == CKPT_E_CORRUPT)
-            return rc; /* the free-page list, error set */
+        if (ckpt_is_code(rc))
+            return rc; /* ckpt_before_write, error set */
         if (rc)
             return ckpt_seterr(NULL, rc == MDB_NOTFOUND ? CKPT_E_CORRUPT : ckpt_map_lmdb(rc), rc,
                                "%s/data.mdb: cannot open database %s", st->path, CKPT_DELTA_DB);

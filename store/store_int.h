@@ -42,6 +42,8 @@ struct op_hdr {
 /* durable.c: the sync record and the pinned snapshot of the fast sync
  * modes (power loss; docs/STORE.md, "Power loss"). */
 #define CKPT_DUR_META 136u /* LMDB 0.9's MDB_meta on a 64-bit build */
+#define CKPT_DUR_BOOT_LEN 48u
+#define CKPT_DUR_DEFERRED 2
 struct ckpt_durable {
     int fd;                /* ROOT/rank-R/synced.rec (writers), else -1 */
     pthread_mutex_t mu;    /* record writes and the pin */
@@ -49,10 +51,14 @@ struct ckpt_durable {
     uint64_t seq;          /* its sequence number */
     uint64_t txnid;        /* the snapshot it records */
     uint32_t flags;        /* 1: sync mode, LMDB's own ordering (no roll-back) */
+    uint8_t meta[CKPT_DUR_META]; /* the recorded snapshot's LMDB meta */
     MDB_txn *pin;          /* read transaction keeping the recorded snapshot's pages */
     int sync_at_open;      /* the open must sync and record before going on */
-    int boot_recorded;     /* the record's boot slot names this machine's boot */
-    int check_opened;      /* ckpt_durable_check_opened compares the newest snapshot */
+    int boot_recorded;     /* the boot slot names this machine's boot (-1: not known yet) */
+    int boot_slot_ok;      /* the boot slot read at open was valid */
+    char boot_slot[CKPT_DUR_BOOT_LEN]; /* and the boot id it held */
+    int check_opened;      /* 1: ckpt_durable_check_opened compares the newest snapshot;
+                            * CKPT_DUR_DEFERRED: ckpt_durable_deferred decides */
     int rolled_back;       /* the open rolled the environment back to the record */
     uint64_t rolled_from;  /* the newest transaction the file had then */
 };
@@ -69,8 +75,20 @@ void ckpt_durable_init(ckpt_store *st);
  * record; roll back to it if the machine restarted since the last writer
  * and the file's newest meta is not the recorded one (a reader refuses
  * with CKPT_E_CORRUPT instead). ds: data.mdb's stat, NULL if there is
- * none. Error set. */
-int ckpt_durable_recover(ckpt_store *st, const char *data, const struct stat *ds);
+ * none. defer: a writer whose record is this file's stops after reading
+ * it, and ckpt_durable_deferred says after LMDB's open whether the rest
+ * must run (the environment closed again, defer 0). Error set. */
+int ckpt_durable_recover(ckpt_store *st, const char *data, const struct stat *ds, int defer);
+/* Right after LMDB's open, when recover was deferred: 1 if recover must
+ * run in full before LMDB opens the file again, else 0. opened: LMDB's
+ * open succeeded (not: a header it refused), with newest transaction
+ * last_txnid; anything but the recorded snapshot (commits after the last
+ * sync, whose fate depends on the boot) needs the full recovery. */
+int ckpt_durable_deferred(ckpt_store *st, int opened, uint64_t last_txnid);
+/* Before a writer's first write transaction writes: the boot slot names
+ * this boot (the fast modes; read and written at most once per open).
+ * Error set. */
+int ckpt_durable_first_write(ckpt_store *st);
 /* Right after LMDB opened the environment, before any transaction, with
  * its newest transaction: when recover left it to this (the machine did
  * not restart since the last writer, so nothing is rolled back), a newest
@@ -443,6 +461,14 @@ int ckpt_merge_tags_locked(ckpt_store *st);
 /* Before a write transaction's first write: LMDB's free-page list is
  * sound (once per handle). 0 or CKPT_E_CORRUPT, error set. */
 int ckpt_freelist_check(ckpt_store *st);
+/* What every write transaction runs before its first write: the boot
+ * slot (ckpt_durable_first_write), then ckpt_freelist_check. Error set. */
+int ckpt_before_write(ckpt_store *st);
+/* rc is a CKPT_E_* code (LMDB's are below -30000, errno values above 0). */
+static inline int ckpt_is_code(int rc)
+{
+    return rc < 0 && rc > -1000;
+}
 /* A commit with id sequence id_seq (and the open's dirty mark) is durable
  * now: a restart after any crash starts at id_seq + CKPT_ID_CRASH_GAP or
  * above, so ids below that may be handed out (st->id_lease). Under st->mu. */

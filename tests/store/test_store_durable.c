@@ -17,6 +17,8 @@
  *     ids handed out by the restarted writer are not handed out again;
  *   - a restart after a process crash records the commits it found, so a
  *     machine crash later comes back to them;
+ *   - a process crash after a reboot keeps its commits (the first write
+ *     names the new boot);
  *   - with the guard off, a writer rolls back what a guarded one left,
  *     then keeps no record; a guarded writer records again.
  */
@@ -285,6 +287,21 @@ static void test_restart_after_a_process_crash_records_it_at_open(void **state)
     writer_after_reboot(root, "test-durable-another-boot", CKPT_SYNC_CLOSE, 20);
 }
 
+/* A writer's open after a clean close reads no boot id (the file is the
+ * last sync's state: nothing to roll back whatever the boot); its first
+ * write names this boot in the boot slot. So a process crash after a
+ * reboot loses nothing committed: the next restart on that boot keeps the
+ * commits rather than rolling them back to the close before the reboot. */
+static void test_process_crash_after_a_reboot_keeps_its_commits(void **state)
+{
+    const char *root = stu_dir(state);
+    first_session(root, CKPT_SYNC_CLOSE, 10);
+    setenv("PDC_CKPT_TEST_BOOT_ID", "test-durable-boot-2", 1);
+    crash_run(root, CKPT_SYNC_CLOSE, 10, 20, 0); /* after a reboot: commits, a process crash */
+    unsetenv("PDC_CKPT_TEST_BOOT_ID");
+    writer_after_reboot(root, "test-durable-boot-2", CKPT_SYNC_CLOSE, 20); /* the same boot */
+}
+
 /* A clean close is the last sync: nothing to roll back after a restart. */
 static void test_clean_close_survives_a_restart(void **state)
 {
@@ -348,6 +365,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_its_state,
                                         stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_restart_after_a_process_crash_records_it_at_open,
+                                        stu_setup, stu_teardown),
+        cmocka_unit_test_setup_teardown(test_process_crash_after_a_reboot_keeps_its_commits,
                                         stu_setup, stu_teardown),
         cmocka_unit_test_setup_teardown(test_unguarded_writer_keeps_no_record, stu_setup,
                                         stu_teardown),
