@@ -176,15 +176,16 @@ static int no_ranks_at_all(const char *root)
 }
 
 /* Whether root is a settled n-rank store, read from one pass over the
- * directory: exactly rank-0 .. rank-(n-1), each a directory with its
- * data.mdb, besides them only store.lock, and no trace of a re-homing
- * (.rehome, .rehome-old). Not with a shared copy: node-local roots hold a
- * store's ranks only in part. A map restart on that many ranks then takes
- * no lock here and opens each environment once, for writing: nothing is to
- * be recovered, re-homed or refused as stray, and a re-homing that starts
- * meanwhile keeps the ranks out by its lock (store.lock; a layout it
- * switched makes the open fail with CKPT_E_MISMATCH, never a wrong store).
- * Anything else goes the careful way, under the lock. */
+ * directory: exactly rank-0 .. rank-(n-1), each a directory, besides them
+ * only store.lock, and no trace of a re-homing (.rehome, .rehome-old). Not
+ * with a shared copy: node-local roots hold a store's ranks only in part.
+ * A map restart on that many ranks then takes no lock here and opens each
+ * environment once, for writing: nothing is to be recovered, re-homed or
+ * refused as stray, and a re-homing that starts meanwhile keeps the ranks
+ * out by its lock (store.lock; a layout it switched makes the open fail
+ * with CKPT_E_MISMATCH, never a wrong store). A rank directory without its
+ * data.mdb fails that rank's open (CKPT_E_NOSTORE), as the careful way
+ * does too. Anything else goes the careful way, under the lock. */
 static int settled(const char *root, int n)
 {
     DIR *d = opendir(root);
@@ -207,10 +208,6 @@ static int settled(const char *root, int n)
     }
     if (d)
         closedir(d);
-    for (int r = 0; ok && seen == n && r < n; r++) {
-        snprintf(p, sizeof p, "%s/rank-%d/data.mdb", root, r);
-        ok = stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-    }
     return ok && seen == n;
 }
 
