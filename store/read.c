@@ -182,7 +182,6 @@ void ckpt_rtxn_end(ckpt_rtxn *tx)
     free(tx);
 }
 
-enum { LOOKUP_DAMAGED = -30000 + 1 }; /* below LMDB's codes (MDB_KEYEXIST -30799 on) */
 
 /* A key LMDB returned is not a node of a sound leaf page: why says so. */
 static int neighbour_damaged(const ckpt_rtxn *tx, const MDB_val *at, char *why, size_t n)
@@ -194,18 +193,12 @@ static int neighbour_damaged(const ckpt_rtxn *tx, const MDB_val *at, char *why, 
     return ckpt_rtxn_leaf_node(tx, at, why, n) != 0;
 }
 
-/* A search's "not found" (mdb_get's, or a prefix scan's that finds no key
- * with the prefix) is only as good as the leaf page the search ended on: a
- * damaged page that keeps a leaf's flag bit is searched like any leaf, and
- * finds nothing. So before "not found" is believed, the keys around that
- * place must be nodes of well-formed leaves (ckpt_rtxn_leaf_node): the
- * first key at or after the search key (MDB_SET_RANGE on cursor c, or the
- * last key), and the key before it, as the search may have run off its leaf
- * onto the next one. The search key itself there means LMDB's two searches
- * disagree. Under the caller's guard. MDB_NOTFOUND, LOOKUP_DAMAGED with why
- * set, or LMDB's error. */
-static int absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, char *why,
-                          size_t n)
+/* (store_int.h) The keys around the search key: the first at or after it
+ * (MDB_SET_RANGE on cursor c, or the last key), and the key before it, as
+ * the search may have run off its leaf onto the next one. The search key
+ * itself there means LMDB's two searches disagree. */
+int ckpt_rtxn_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, char *why,
+                             size_t n)
 {
     MDB_val at = *k, d;
     int last = 0, rc;
@@ -216,18 +209,18 @@ static int absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, 
     if (rc)
         return rc; /* MDB_NOTFOUND: an empty database */
     if (neighbour_damaged(tx, &at, why, n))
-        return LOOKUP_DAMAGED;
+        return CKPT_LOOKUP_DAMAGED;
     if (at.mv_size == k->mv_size && memcmp(at.mv_data, k->mv_data, k->mv_size) == 0) {
         snprintf(why, n, "a range search finds the key");
-        return LOOKUP_DAMAGED;
+        return CKPT_LOOKUP_DAMAGED;
     }
     if (!last && (rc = mdb_cursor_get(c, &at, &d, MDB_PREV)) == 0 &&
         neighbour_damaged(tx, &at, why, n))
-        return LOOKUP_DAMAGED;
+        return CKPT_LOOKUP_DAMAGED;
     return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
 }
 
-static int missed_on_damage(ckpt_rtxn *tx, int db, const char *what, const char *why)
+int ckpt_rtxn_missed(ckpt_rtxn *tx, int db, const char *what, const char *why)
 {
     return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s: %s found "
                        "nothing on a damaged page (%s): the answer is not given",
@@ -263,7 +256,7 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         rc = mdb_get(tx->txn, tx->st->dbi[db], &k, &v);
         if (rc == MDB_NOTFOUND && (rc = mdb_cursor_open(tx->txn, tx->st->dbi[db], &c)) == 0) {
             cur = c; /* closed below, after a fault too */
-            rc = absent_checked(tx, c, &k, why, sizeof why);
+            rc = ckpt_rtxn_absent_checked(tx, c, &k, why, sizeof why);
         }
     }
     ckpt_guard_pop(&g);
@@ -271,8 +264,8 @@ static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t 
         mdb_cursor_close(cur);
     if (rc == CKPT_TAGIDX_REPORTED)
         return CKPT_E_CORRUPT;
-    if (rc == LOOKUP_DAMAGED)
-        return missed_on_damage(tx, db, "a lookup", why);
+    if (rc == CKPT_LOOKUP_DAMAGED)
+        return ckpt_rtxn_missed(tx, db, "a lookup", why);
     if (rc == 0 && !ckpt_rtxn_in_map(tx, &v))
         return outside_map(tx, db, "value", &v);
     if (rc == MDB_NOTFOUND)
@@ -520,11 +513,11 @@ int ckpt_iter(ckpt_rtxn *tx, int db, const void *prefix, size_t plen, ckpt_iter_
         /* no key with the prefix: believed only if the search's leaf is sound */
         char why[160];
         MDB_val pk = {plen, (void *)prefix};
-        rc = absent_checked(tx, cur, &pk, why, sizeof why);
+        rc = ckpt_rtxn_absent_checked(tx, cur, &pk, why, sizeof why);
         ckpt_guard_pop(&g);
         mdb_cursor_close(cur);
-        if (rc == LOOKUP_DAMAGED)
-            return missed_on_damage(tx, db, "a scan", why);
+        if (rc == CKPT_LOOKUP_DAMAGED)
+            return ckpt_rtxn_missed(tx, db, "a scan", why);
         if (rc != 0 && rc != MDB_NOTFOUND)
             return read_failed(tx, rc, "iterating", db);
         return 0;

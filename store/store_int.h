@@ -358,6 +358,19 @@ int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
  * wrong in why. LMDB checks none of this: a damaged page that keeps the
  * leaf bit is searched like any leaf. 0 when the map's bounds are unknown. */
 int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n);
+/* read.c: a search's "not found" (mdb_get's, or a scan's that finds no key
+ * with its prefix) is only as good as the leaf page the search ended on: a
+ * damaged page that keeps a leaf's flag bit is searched like any leaf, and
+ * finds nothing. Before "not found" is believed, the keys LMDB finds
+ * around search key k through cursor c (which this moves) must be nodes of
+ * well-formed leaves (ckpt_rtxn_leaf_node). Under the caller's guard.
+ * MDB_NOTFOUND, CKPT_LOOKUP_DAMAGED with why set, or LMDB's error. */
+#define CKPT_LOOKUP_DAMAGED (-30000 + 1) /* below LMDB's codes (MDB_KEYEXIST -30799 on) */
+int ckpt_rtxn_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, char *why,
+                             size_t n);
+/* The error of a search (what: "a lookup", "a scan") that found nothing on
+ * a damaged page of db: CKPT_E_CORRUPT, set. */
+int ckpt_rtxn_missed(ckpt_rtxn *tx, int db, const char *what, const char *why);
 
 /* fault.c: after a fault the environment is never touched again by this
  * handle: mark it failed (later calls get CKPT_E_FAILED naming the first

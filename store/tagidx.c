@@ -229,8 +229,9 @@ static int main_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, co
 
 /* 0 if the logical entry exists (the delta's last word on it, else
  * kvtag_name's), MDB_NOTFOUND if not, CKPT_TAGIDX_REPORTED for a damaged
- * delta (the error is set), else an LMDB error. A cursor it opens is left
- * in *curp for the caller to close. */
+ * delta or a search that ended on a damaged leaf (the error is set), else
+ * an LMDB error. A cursor it opens is left in *curp for the caller to
+ * close. */
 int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lkey, size_t klen)
 {
     const struct ckpt_tagidx_view *view;
@@ -240,11 +241,36 @@ int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lk
     const struct dent *d = view_find(view, lkey, klen);
     if (d != NULL)
         return d->op == TAGIDX_OP_PUT ? 0 : MDB_NOTFOUND;
-    return main_get(tx->st, tx->txn, curp, lkey, klen);
+    if ((rc = main_get(tx->st, tx->txn, curp, lkey, klen)) != MDB_NOTFOUND)
+        return rc;
+    /* not there: believed when the name is (a DUPSORT index: only the
+     * owner is missing under it), else only if the search's leaf is sound */
+    MDB_val key = {klen, (void *)lkey}, k, v;
+    if (tx->st->tagidx_dup) {
+        if (*curp == NULL || split(lkey, klen, &k, &v) != 0)
+            return MDB_NOTFOUND;
+        key = k;
+        if ((rc = mdb_cursor_get(*curp, &k, &v, MDB_SET)) != MDB_NOTFOUND)
+            return rc == 0 ? MDB_NOTFOUND : rc;
+    } else if (*curp == NULL) {
+        MDB_cursor *c;
+        if ((rc = mdb_cursor_open(tx->txn, tx->st->dbi[CKPT_DB_TAG_INDEX], &c)) != 0)
+            return rc;
+        *curp = c;
+    }
+    char why[160];
+    rc = ckpt_rtxn_absent_checked(tx, *curp, &key, why, sizeof why);
+    if (rc == CKPT_LOOKUP_DAMAGED) {
+        ckpt_rtxn_missed(tx, CKPT_DB_TAG_INDEX, "a lookup", why);
+        return CKPT_TAGIDX_REPORTED;
+    }
+    return rc;
 }
 
 /* kvtag_name's next logical entry with the prefix into lk (*len): 0, or
- * MDB_NOTFOUND past the last one. op is MDB_NEXT, or the first seek. */
+ * MDB_NOTFOUND past the last one; first: the first seek, else MDB_NEXT. A
+ * first seek that finds no name key with the prefix's name part on a
+ * damaged leaf is CKPT_TAGIDX_REPORTED, the error set. */
 static int main_next(ckpt_rtxn *tx, MDB_cursor *cur, int first, const uint8_t *prefix, size_t plen,
                      uint8_t *lk, size_t *len)
 {
@@ -256,9 +282,22 @@ static int main_next(ckpt_rtxn *tx, MDB_cursor *cur, int first, const uint8_t *p
         rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST);
     } else {
         size_t n = ckpt_key_name_len(prefix, plen, &hashed);
-        k.mv_size = n > 0 && n < plen ? n : plen;
-        k.mv_data = (void *)prefix;
+        MDB_val sk = {n > 0 && n < plen ? n : plen, (void *)prefix};
+        k = sk;
         rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+        if (rc == MDB_NOTFOUND ||
+            (rc == 0 && ckpt_rtxn_in_map(tx, &k) &&
+             (k.mv_size < sk.mv_size || memcmp(k.mv_data, sk.mv_data, sk.mv_size) != 0))) {
+            /* no name key with the prefix's name part: believed only if
+             * the search's leaf is sound */
+            char why[160];
+            rc = ckpt_rtxn_absent_checked(tx, cur, &sk, why, sizeof why);
+            if (rc == CKPT_LOOKUP_DAMAGED) {
+                ckpt_rtxn_missed(tx, CKPT_DB_TAG_INDEX, "a scan", why);
+                return CKPT_TAGIDX_REPORTED;
+            }
+            return rc;
+        }
     }
     while (rc == 0) {
         if (k.mv_size + d.mv_size > CKPT_NAMEKEY_MAX + 8 || !ckpt_rtxn_in_map(tx, &k) ||

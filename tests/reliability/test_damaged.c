@@ -635,25 +635,56 @@ static int probe_kvtags(void *arg, struct rel_outcome *out)
     return rc;
 }
 
+/* the tag index, read-only: the lookup of the rank's object 137 under
+ * REL_TAG, then the scan of every object with REL_TAG (v[0] = owners
+ * seen). The scan's result code when the lookup is CKPT_E_CORRUPT (both
+ * must be), else the lookup's (1: it found the entry); the message in
+ * out->msg. */
+static int probe_tagged(void *arg, struct rel_outcome *out)
+{
+    const struct probe *p = arg;
+    ckpt_store *st = NULL;
+    ckpt_rtxn *tx = NULL;
+    uint8_t key[CKPT_NAMEKEY_MAX + 8];
+    size_t klen = ckpt_key_name(key, REL_TAG, strlen(REL_TAG));
+    ckpt_val v;
+    ckpt_key_u64(key + klen, g_ids[p->rank][137]);
+    int rc = ckpt_store_open_readonly(&st, p->root, p->rank);
+    if (rc == 0 && (rc = ckpt_rtxn_begin(&tx, st)) == 0) {
+        rc = ckpt_get_raw(&v, tx, CKPT_DB_TAG_INDEX, key, klen + 8);
+        if (rc == CKPT_E_CORRUPT)
+            rc = ckpt_iter_tagged(tx, REL_TAG, strlen(REL_TAG), count_cb, &out->v[0]);
+        else if (rc == 0)
+            rc = 1; /* "found": not the answer sought, and no error code */
+    }
+    if (rc)
+        snprintf(out->msg, sizeof out->msg, "%s",
+                 rc == 1 ? "the lookup found the entry" : ckpt_errmsg());
+    ckpt_rtxn_end(tx);
+    ckpt_store_close(st);
+    return rc;
+}
+
 /* The leaf page of database db of rank 0 that holds key overwritten with
  * garbage that keeps a leaf's flag bit. LMDB checks nothing more of a page
  * it reaches: it searches the garbage like a leaf and finds nothing, and
  * "nothing there" would be a wrong answer. The search through fn must be
  * CKPT_E_CORRUPT naming db (the page, or the fault LMDB hit on it), and
- * ckpt-inspect get (args) must fail naming the rank; rank 1 stays intact.
+ * ckpt-inspect sub ROOT opt arg must fail naming the rank; rank 1 stays
+ * intact.
  * Seeds 1-8 vary the garbage (the search ends on the page, or faults);
  * seed 0 makes it one node whose key sorts first, so the search runs off
  * the page's end onto the next leaf, whose keys are sound. */
-static void garbage_leaf_case(const struct tu_case *f, const char *db, const void *key,
-                              size_t klen, const char *what, rel_fn fn, const char *opt,
-                              const char *arg)
+static void garbage_leaf_case(const struct tu_case *f, const char *from, const char *db,
+                              const void *key, size_t klen, const char *what, rel_fn fn,
+                              const char *sub, const char *opt, const char *arg)
 {
     char why[256], root[600], p[2048];
     uint8_t page[REL_PAGE];
     assert_int_equal(ckpt_fault_guard_install(), 0);
     for (uint64_t seed = 0; seed <= 8; seed++) {
         snprintf(root, sizeof root, "%s/leaf-%llu", f->dir, (unsigned long long)seed);
-        assert_int_equal(rel_copytree(g_pristine, root), 0);
+        assert_int_equal(rel_copytree(from, root), 0);
         long pg = rel_leaf_page(root, 0, db, key, klen, why, sizeof why);
         if (pg < 2)
             fail_msg("finding the leaf page of %s: %s", db, pg < 0 ? why : "a meta page");
@@ -683,11 +714,11 @@ static void garbage_leaf_case(const struct tu_case *f, const char *db, const voi
         expect(what, fn, root, 0, CKPT_E_CORRUPT, &out);
         has(out.msg, "rank-0/data.mdb", what);
         has(out.msg, db, what);
-        char *const argv[] = {(char *)g_inspect, "get", root, (char *)opt, (char *)arg, NULL};
+        char *const argv[] = {(char *)g_inspect, (char *)sub, root, (char *)opt, (char *)arg, NULL};
         int rc = rel_run(argv, g_out, sizeof g_out);
         if (rc != 1 || strstr(g_out, "rank-0") == NULL)
-            fail_msg("seed %llu: ckpt-inspect get %s %s: exit %d, expected 1 naming rank-0:\n%s",
-                     (unsigned long long)seed, opt, arg, rc, g_out);
+            fail_msg("seed %llu: ckpt-inspect %s %s %s: exit %d, expected 1 naming rank-0:\n%s",
+                     (unsigned long long)seed, sub, opt, arg, rc, g_out);
         expect_intact(root, 1);
         tu_rmtree(root);
     }
@@ -702,8 +733,8 @@ static void test_garbage_name_leaf(void **state)
     rel_obj_name(name, sizeof name, 0, 137);
     size_t klen = ckpt_key_name(key, name, strlen(name));
     assert_true(klen > 0);
-    garbage_leaf_case(*state, "obj_name", key, klen, "lookup by name", probe_by_name, "--name",
-                      name);
+    garbage_leaf_case(*state, g_pristine, "obj_name", key, klen, "lookup by name", probe_by_name,
+                      "get", "--name", name);
 }
 
 /* ... the kvtag leaf holding an object's kvtags: the scan of its kvtags */
@@ -713,7 +744,30 @@ static void test_garbage_kvtag_leaf(void **state)
     uint8_t key[8];
     ckpt_key_u64(key, g_ids[0][137]);
     snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[0][137]);
-    garbage_leaf_case(*state, "kvtag", key, sizeof key, "kvtag scan", probe_kvtags, "--id", id);
+    garbage_leaf_case(*state, g_pristine, "kvtag", key, sizeof key, "kvtag scan", probe_kvtags,
+                      "get", "--id", id);
+}
+
+/* ... the tag index's leaf holding a kvtag name, once rank 0's delta is
+ * merged into it: the lookup of one owner under the name and the scan of
+ * the name's owners */
+static void test_garbage_tagidx_leaf(void **state)
+{
+    const struct tu_case *f = *state;
+    struct rel_outcome out;
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    ckpt_store *st = NULL;
+    uint8_t key[CKPT_NAMEKEY_MAX];
+    size_t klen = ckpt_key_name(key, REL_TAG, strlen(REL_TAG));
+    o.root = f->root;
+    o.rank = 0;
+    o.nranks = NRANKS;
+    assert_int_equal(ckpt_store_open(&st, &o), 0);
+    assert_int_equal(ckpt_store_merge_tags(st), 0);
+    assert_int_equal(ckpt_store_close(st), 0);
+    expect("tag index lookup", probe_tagged, f->root, 0, 1, &out);
+    garbage_leaf_case(f, f->root, "kvtag_name", key, klen, "tag index lookup and scan",
+                      probe_tagged, "find", "--tag", REL_TAG);
 }
 
 /* ... inside a kvtag record (its value) */
@@ -1326,6 +1380,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_damaged_free_list_garbage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_name_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_kvtag_leaf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_garbage_tagidx_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_version, setup, teardown),
