@@ -182,51 +182,6 @@ void ckpt_rtxn_end(ckpt_rtxn *tx)
     free(tx);
 }
 
-
-/* A key LMDB returned is not a node of a sound leaf page: why says so. */
-static int neighbour_damaged(const ckpt_rtxn *tx, const MDB_val *at, char *why, size_t n)
-{
-    if (!ckpt_rtxn_in_map(tx, at)) {
-        snprintf(why, n, "a neighbour key of %zu bytes lies outside the file", at->mv_size);
-        return 1;
-    }
-    return ckpt_rtxn_leaf_node(tx, at, why, n) != 0;
-}
-
-/* (store_int.h) The keys around the search key: the first at or after it
- * (MDB_SET_RANGE on cursor c, or the last key), and the key before it, as
- * the search may have run off its leaf onto the next one. The search key
- * itself there means LMDB's two searches disagree. */
-int ckpt_rtxn_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, char *why,
-                             size_t n)
-{
-    MDB_val at = *k, d;
-    int last = 0, rc;
-    if ((rc = mdb_cursor_get(c, &at, &d, MDB_SET_RANGE)) == MDB_NOTFOUND) {
-        rc = mdb_cursor_get(c, &at, &d, MDB_LAST);
-        last = 1;
-    }
-    if (rc)
-        return rc; /* MDB_NOTFOUND: an empty database */
-    if (neighbour_damaged(tx, &at, why, n))
-        return CKPT_LOOKUP_DAMAGED;
-    if (at.mv_size == k->mv_size && memcmp(at.mv_data, k->mv_data, k->mv_size) == 0) {
-        snprintf(why, n, "a range search finds the key");
-        return CKPT_LOOKUP_DAMAGED;
-    }
-    if (!last && (rc = mdb_cursor_get(c, &at, &d, MDB_PREV)) == 0 &&
-        neighbour_damaged(tx, &at, why, n))
-        return CKPT_LOOKUP_DAMAGED;
-    return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
-}
-
-int ckpt_rtxn_missed(ckpt_rtxn *tx, int db, const char *what, const char *why)
-{
-    return ckpt_seterr(tx->st, CKPT_E_CORRUPT, 0, "%s/data.mdb: rank %d, database %s: %s found "
-                       "nothing on a damaged page (%s): the answer is not given",
-                       tx->st->path, tx->st->opts.rank, ckpt_db_name(db), what, why);
-}
-
 static int lookup(ckpt_val *val, ckpt_rtxn *tx, int db, const void *key, size_t klen)
 {
     MDB_val k = {klen, (void *)key}, v;

@@ -358,7 +358,7 @@ int ckpt_rtxn_in_map(const ckpt_rtxn *tx, const MDB_val *v);
  * wrong in why. LMDB checks none of this: a damaged page that keeps the
  * leaf bit is searched like any leaf. 0 when the map's bounds are unknown. */
 int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n);
-/* read.c: a search's "not found" (mdb_get's, or a scan's that finds no key
+/* lmdb_util.c: a search's "not found" (mdb_get's, or a scan's that finds no key
  * with its prefix) is only as good as the leaf page the search ended on: a
  * damaged page that keeps a leaf's flag bit is searched like any leaf, and
  * finds nothing. Before "not found" is believed, the keys LMDB finds
