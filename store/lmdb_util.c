@@ -104,7 +104,8 @@ enum {
     PG_NODE = 8,
     PG_BRANCH = 0x01,
     PG_LEAF = 0x02,
-    PG_OTHER = 0x04 | 0x08 | 0x20 | 0x40 /* overflow, meta, LEAF2, sub-page */
+    PG_LEAF2 = 0x20,
+    PG_OTHER = 0x04 | 0x08 | PG_LEAF2 | 0x40 /* overflow, meta, LEAF2, sub-page */
 };
 
 int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n)
@@ -146,6 +147,92 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
     return -1;
 }
 
+
+/* An item of a DUPFIXED database (8-byte owner ids packed by LMDB): it
+ * lies in the sub-page inside its name's node (few items), or on a leaf
+ * page of the name's sub-database, whose header names its own number,
+ * says leaf and packed (LEAF2, nothing else), and whose item count covers
+ * the item's slot. 0, or -1 with what is wrong in why. */
+int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *item, char *why,
+                       size_t n)
+{
+    const size_t psize = tx->st->psize;
+    const char *p = item->mv_data;
+    if (tx->map_lo == NULL || psize < 512 || item->mv_size == 0)
+        return 0;
+    if (!ckpt_rtxn_in_map(tx, item) || !ckpt_rtxn_in_map(tx, name)) {
+        snprintf(why, n, "an owner id or its name lies outside the file");
+        return -1;
+    }
+    size_t pgno = (size_t)(p - tx->map_lo) / psize;
+    const char *page = tx->map_lo + pgno * psize, *nk = name->mv_data;
+    if (nk >= page && nk < page + psize) { /* a sub-page in the name's node */
+        if (ckpt_rtxn_leaf_node(tx, name, why, n) != 0)
+            return -1;
+        const uint8_t *node = (const uint8_t *)nk - PG_NODE;
+        size_t dsize = (size_t)node[0] | (size_t)node[1] << 8 | (size_t)node[2] << 16 |
+                       (size_t)node[3] << 24;
+        const char *data = nk + name->mv_size;
+        if (p < data || (size_t)(p - data) + item->mv_size > dsize) {
+            snprintf(why, n, "an owner id lies outside its name's node on page %zu", pgno);
+            return -1;
+        }
+        return 0;
+    }
+    uint64_t self;
+    uint16_t flags, lower, upper, off = (uint16_t)(p - page);
+    memcpy(&self, page, 8);
+    memcpy(&flags, page + 10, 2);
+    memcpy(&lower, page + 12, 2);
+    memcpy(&upper, page + 14, 2);
+    if (self != pgno) {
+        snprintf(why, n, "page %zu says it is page %llu", pgno, (unsigned long long)self);
+        return -1;
+    }
+    if (flags != (PG_LEAF | PG_LEAF2)) {
+        snprintf(why, n, "page %zu has flags 0x%x, not a packed leaf's", pgno, flags);
+        return -1;
+    }
+    if (lower < PG_HDR || lower > upper || upper > psize || off < PG_HDR ||
+        (off - PG_HDR) % item->mv_size != 0 ||
+        (off - PG_HDR) / item->mv_size >= (size_t)(lower - PG_HDR) / 2) {
+        snprintf(why, n, "page %zu has free space %u..%u and an owner id at %u", pgno, lower,
+                 upper, off);
+        return -1;
+    }
+    return 0;
+}
+
+/* (store_int.h) The owners around the search's: the first at or after it
+ * (MDB_GET_BOTH_RANGE, or the name's last), and the one before it. */
+int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
+                                 const MDB_val *item, char *why, size_t n)
+{
+    MDB_val k = *name, d = *item;
+    int last = 0, rc = mdb_cursor_get(c, &k, &d, MDB_GET_BOTH_RANGE);
+    if (rc == MDB_NOTFOUND) {
+        k = *name;
+        if ((rc = mdb_cursor_get(c, &k, &d, MDB_SET_KEY)) == MDB_NOTFOUND) {
+            snprintf(why, n, "the name is found, then not");
+            return CKPT_LOOKUP_DAMAGED;
+        }
+        if (rc == 0)
+            rc = mdb_cursor_get(c, &k, &d, MDB_LAST_DUP);
+        last = 1;
+    }
+    if (rc)
+        return rc;
+    if (ckpt_rtxn_dup_item(tx, name, &d, why, n) != 0)
+        return CKPT_LOOKUP_DAMAGED;
+    if (d.mv_size == item->mv_size && memcmp(d.mv_data, item->mv_data, d.mv_size) == 0) {
+        snprintf(why, n, "a range search finds the owner");
+        return CKPT_LOOKUP_DAMAGED;
+    }
+    if (!last && (rc = mdb_cursor_get(c, &k, &d, MDB_PREV_DUP)) == 0 &&
+        ckpt_rtxn_dup_item(tx, name, &d, why, n) != 0)
+        return CKPT_LOOKUP_DAMAGED;
+    return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+}
 
 /* A key LMDB returned is not a node of a sound leaf page: why says so. */
 static int neighbour_damaged(const ckpt_rtxn *tx, const MDB_val *at, char *why, size_t n)

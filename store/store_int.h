@@ -368,6 +368,14 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
 #define CKPT_LOOKUP_DAMAGED (-30000 + 1) /* below LMDB's codes (MDB_KEYEXIST -30799 on) */
 int ckpt_rtxn_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *k, char *why,
                              size_t n);
+/* The same for an item (an owner id) searched under name, whose node the
+ * cursor found (MDB_SET_KEY) in a DUPSORT|DUPFIXED database: the owners
+ * LMDB finds around it must lie in the name's sub-page or on a sound leaf
+ * of its sub-database (ckpt_rtxn_dup_item). */
+int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
+                                 const MDB_val *item, char *why, size_t n);
+int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *item, char *why,
+                       size_t n);
 /* The error of a search (what: "a lookup", "a scan") that found nothing on
  * a damaged page of db: CKPT_E_CORRUPT, set. */
 int ckpt_rtxn_missed(ckpt_rtxn *tx, int db, const char *what, const char *why);

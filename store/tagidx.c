@@ -227,6 +227,16 @@ static int main_get(ckpt_store *st, MDB_txn *txn, MDB_cursor *volatile *curp, co
     return mdb_cursor_get(*curp, &k, &d, MDB_GET_BOTH);
 }
 
+/* A miss's check (what: "a lookup", "a scan") found damage: the error is
+ * set, and CKPT_TAGIDX_REPORTED; else rc. */
+static int miss_checked(ckpt_rtxn *tx, int rc, const char *what, const char *why)
+{
+    if (rc != CKPT_LOOKUP_DAMAGED)
+        return rc;
+    ckpt_rtxn_missed(tx, CKPT_DB_TAG_INDEX, what, why);
+    return CKPT_TAGIDX_REPORTED;
+}
+
 /* 0 if the logical entry exists (the delta's last word on it, else
  * kvtag_name's), MDB_NOTFOUND if not, CKPT_TAGIDX_REPORTED for a damaged
  * delta or a search that ended on a damaged leaf (the error is set), else
@@ -243,15 +253,23 @@ int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lk
         return d->op == TAGIDX_OP_PUT ? 0 : MDB_NOTFOUND;
     if ((rc = main_get(tx->st, tx->txn, curp, lkey, klen)) != MDB_NOTFOUND)
         return rc;
-    /* not there: believed when the name is (a DUPSORT index: only the
-     * owner is missing under it), else only if the search's leaf is sound */
+    /* not there: believed only if the pages searched are sound, the name's
+     * leaf, and in a DUPSORT index the owners' page when the name is there */
     MDB_val key = {klen, (void *)lkey}, k, v;
     if (tx->st->tagidx_dup) {
         if (*curp == NULL || split(lkey, klen, &k, &v) != 0)
             return MDB_NOTFOUND;
+        MDB_val owner = v;
         key = k;
-        if ((rc = mdb_cursor_get(*curp, &k, &v, MDB_SET)) != MDB_NOTFOUND)
-            return rc == 0 ? MDB_NOTFOUND : rc;
+        if ((rc = mdb_cursor_get(*curp, &k, &v, MDB_SET_KEY)) == 0) {
+            /* the name is there, the owner not: believed if the owners
+             * searched are sound */
+            char why[160];
+            rc = ckpt_rtxn_dup_absent_checked(tx, *curp, &k, &owner, why, sizeof why);
+            return miss_checked(tx, rc, "a lookup", why);
+        }
+        if (rc != MDB_NOTFOUND)
+            return rc;
     } else if (*curp == NULL) {
         MDB_cursor *c;
         if ((rc = mdb_cursor_open(tx->txn, tx->st->dbi[CKPT_DB_TAG_INDEX], &c)) != 0)
@@ -260,11 +278,7 @@ int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lk
     }
     char why[160];
     rc = ckpt_rtxn_absent_checked(tx, *curp, &key, why, sizeof why);
-    if (rc == CKPT_LOOKUP_DAMAGED) {
-        ckpt_rtxn_missed(tx, CKPT_DB_TAG_INDEX, "a lookup", why);
-        return CKPT_TAGIDX_REPORTED;
-    }
-    return rc;
+    return miss_checked(tx, rc, "a lookup", why);
 }
 
 /* kvtag_name's next logical entry with the prefix into lk (*len): 0, or
@@ -292,11 +306,7 @@ static int main_next(ckpt_rtxn *tx, MDB_cursor *cur, int first, const uint8_t *p
              * the search's leaf is sound */
             char why[160];
             rc = ckpt_rtxn_absent_checked(tx, cur, &sk, why, sizeof why);
-            if (rc == CKPT_LOOKUP_DAMAGED) {
-                ckpt_rtxn_missed(tx, CKPT_DB_TAG_INDEX, "a scan", why);
-                return CKPT_TAGIDX_REPORTED;
-            }
-            return rc;
+            return miss_checked(tx, rc, "a scan", why);
         }
     }
     while (rc == 0) {

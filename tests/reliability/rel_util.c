@@ -359,15 +359,15 @@ static int env_open(MDB_env **env, const char *dir, unsigned flags, char *why, s
     return 0;
 }
 
-long rel_leaf_page(const char *root, int rank, const char *db, const void *key, size_t klen,
-                   char *why, size_t n)
+static long page_of(const char *root, int rank, const char *db, const void *key, size_t klen,
+                    const void *item, size_t ilen, char *why, size_t n)
 {
     char dir[4200];
     MDB_env *env;
     MDB_txn *txn = NULL;
     MDB_dbi dbi;
     MDB_cursor *cur = NULL;
-    MDB_val k = {klen, (void *)key}, v;
+    MDB_val k = {klen, (void *)key}, v, kb = k, ib = {ilen, (void *)item};
     long pg = -1;
     int rc;
     snprintf(dir, sizeof dir, "%s/rank-%d", root, rank);
@@ -375,13 +375,18 @@ long rel_leaf_page(const char *root, int rank, const char *db, const void *key, 
         return -1;
     if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) != 0 ||
         (rc = mdb_dbi_open(txn, db, 0, &dbi)) != 0 || (rc = mdb_cursor_open(txn, dbi, &cur)) != 0 ||
-        (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) != 0) {
+        (rc = mdb_cursor_get(cur, &k, &v, item ? MDB_SET_KEY : MDB_SET_RANGE)) != 0 ||
+        (item && ((rc = mdb_cursor_get(cur, &kb, &ib, MDB_GET_BOTH)) != 0 ||
+                  (rc = mdb_cursor_get(cur, &kb, &ib, MDB_GET_CURRENT)) != 0))) {
         why_set(why, n, "%s: database %s: %s", dir, db, mdb_strerror(rc));
     } else {
-        /* the page holding the key starts with its own number (MDB_page) */
+        /* the page holding the key (or item) starts with its own number
+         * (MDB_page); an item on its key's page is in a sub-page */
+        uintptr_t kp = (uintptr_t)k.mv_data & ~(uintptr_t)(REL_PAGE - 1);
+        uintptr_t at = item ? (uintptr_t)ib.mv_data & ~(uintptr_t)(REL_PAGE - 1) : kp;
         uint64_t self;
-        memcpy(&self, (const void *)((uintptr_t)k.mv_data & ~(uintptr_t)(REL_PAGE - 1)), 8);
-        pg = (long)self;
+        memcpy(&self, (const void *)at, 8);
+        pg = item && at == kp ? 0 : (long)self;
     }
     if (cur != NULL)
         mdb_cursor_close(cur);
@@ -389,6 +394,18 @@ long rel_leaf_page(const char *root, int rank, const char *db, const void *key, 
         mdb_txn_abort(txn);
     mdb_env_close(env);
     return pg;
+}
+
+long rel_leaf_page(const char *root, int rank, const char *db, const void *key, size_t klen,
+                   char *why, size_t n)
+{
+    return page_of(root, rank, db, key, klen, NULL, 0, why, n);
+}
+
+long rel_dup_page(const char *root, int rank, const char *db, const void *key, size_t klen,
+                  const void *item, size_t ilen, char *why, size_t n)
+{
+    return page_of(root, rank, db, key, klen, item, ilen, why, n);
 }
 
 int rel_set_meta_version(const char *root, int rank, uint32_t version, char *why, size_t n)

@@ -95,6 +95,11 @@ long rel_damage_page(const char *root, int rank, int mode, uint64_t seed, char *
  * -1 with why. */
 long rel_leaf_page(const char *root, int rank, const char *db, const void *key, size_t klen,
                    char *why, size_t n);
+/* The number of the page of DUPSORT database `db` of ROOT/rank-RANK that
+ * holds item under key (MDB_GET_BOTH), 0 if the item sits in a sub-page
+ * of the key's own leaf, or -1 with why. */
+long rel_dup_page(const char *root, int rank, const char *db, const void *key, size_t klen,
+                  const void *item, size_t ilen, char *why, size_t n);
 /* Replace the meta record of root/rank-<r> (raw LMDB) with one of format
  * version `version` (magic, version and a field this build does not know,
  * as a newer pdc-ckpt would write). */

@@ -674,10 +674,13 @@ static int probe_tagged(void *arg, struct rel_outcome *out)
  * intact.
  * Seeds 1-8 vary the garbage (the search ends on the page, or faults);
  * seed 0 makes it one node whose key sorts first, so the search runs off
- * the page's end onto the next leaf, whose keys are sound. */
+ * the page's end onto the next leaf, whose keys are sound. With an item
+ * (db DUPSORT|DUPFIXED), the page is the packed leaf of key's
+ * sub-database that holds the item, and the garbage keeps its flags. */
 static void garbage_leaf_case(const struct tu_case *f, const char *from, const char *db,
-                              const void *key, size_t klen, const char *what, rel_fn fn,
-                              const char *sub, const char *opt, const char *arg)
+                              const void *key, size_t klen, const void *item, size_t ilen,
+                              const char *what, rel_fn fn, const char *sub, const char *opt,
+                              const char *arg)
 {
     char why[256], root[600], p[2048];
     uint8_t page[REL_PAGE];
@@ -685,17 +688,23 @@ static void garbage_leaf_case(const struct tu_case *f, const char *from, const c
     for (uint64_t seed = 0; seed <= 8; seed++) {
         snprintf(root, sizeof root, "%s/leaf-%llu", f->dir, (unsigned long long)seed);
         assert_int_equal(rel_copytree(from, root), 0);
-        long pg = rel_leaf_page(root, 0, db, key, klen, why, sizeof why);
+        long pg = item ? rel_dup_page(root, 0, db, key, klen, item, ilen, why, sizeof why)
+                       : rel_leaf_page(root, 0, db, key, klen, why, sizeof why);
         if (pg < 2)
-            fail_msg("finding the leaf page of %s: %s", db, pg < 0 ? why : "a meta page");
+            fail_msg("finding the leaf page of %s: %s", db,
+                     pg < 0 ? why : pg == 0 ? "a sub-page" : "a meta page");
         uint64_t x = seed;
         for (size_t i = 0; i < sizeof page; i++) {
             x = x * 6364136223846793005ull + 1442695040888963407ull;
             page[i] = (uint8_t)(x >> 56);
         }
-        page[10] = 0x02; /* MDB_page.mp_flags: P_LEAF, nothing else */
+        page[10] = item ? 0x22 : 0x02; /* MDB_page.mp_flags: P_LEAF (| P_LEAF2) */
         page[11] = 0;
-        if (seed == 0) {
+        if (seed == 0 && item) {
+            /* mp_lower 18 (one item), mp_upper 4090, item 0 at 16 */
+            static const uint8_t one[] = {18, 0, 0xfa, 0x0f, 0, 0, 0, 0, 0, 0, 0, 0};
+            memcpy(page + 12, one, sizeof one);
+        } else if (seed == 0) {
             /* mp_lower 18 (one node), mp_upper 4080, the node at 4080: no
              * data, key size 1, key 0x00 */
             static const uint8_t one[] = {18, 0, 0xf0, 0x0f, 0xf0, 0x0f};
@@ -733,8 +742,8 @@ static void test_garbage_name_leaf(void **state)
     rel_obj_name(name, sizeof name, 0, 137);
     size_t klen = ckpt_key_name(key, name, strlen(name));
     assert_true(klen > 0);
-    garbage_leaf_case(*state, g_pristine, "obj_name", key, klen, "lookup by name", probe_by_name,
-                      "get", "--name", name);
+    garbage_leaf_case(*state, g_pristine, "obj_name", key, klen, NULL, 0, "lookup by name",
+                      probe_by_name, "get", "--name", name);
 }
 
 /* ... the kvtag leaf holding an object's kvtags: the scan of its kvtags */
@@ -744,8 +753,21 @@ static void test_garbage_kvtag_leaf(void **state)
     uint8_t key[8];
     ckpt_key_u64(key, g_ids[0][137]);
     snprintf(id, sizeof id, "%llu", (unsigned long long)g_ids[0][137]);
-    garbage_leaf_case(*state, g_pristine, "kvtag", key, sizeof key, "kvtag scan", probe_kvtags,
-                      "get", "--id", id);
+    garbage_leaf_case(*state, g_pristine, "kvtag", key, sizeof key, NULL, 0, "kvtag scan",
+                      probe_kvtags, "get", "--id", id);
+}
+
+/* rank 0's delta merged into its tag index */
+static void merge_rank0(const char *root)
+{
+    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
+    ckpt_store *st = NULL;
+    o.root = root;
+    o.rank = 0;
+    o.nranks = NRANKS;
+    assert_int_equal(ckpt_store_open(&st, &o), 0);
+    assert_int_equal(ckpt_store_merge_tags(st), 0);
+    assert_int_equal(ckpt_store_close(st), 0);
 }
 
 /* ... the tag index's leaf holding a kvtag name, once rank 0's delta is
@@ -755,19 +777,25 @@ static void test_garbage_tagidx_leaf(void **state)
 {
     const struct tu_case *f = *state;
     struct rel_outcome out;
-    struct ckpt_store_opts o = CKPT_STORE_OPTS_INIT;
-    ckpt_store *st = NULL;
     uint8_t key[CKPT_NAMEKEY_MAX];
     size_t klen = ckpt_key_name(key, REL_TAG, strlen(REL_TAG));
-    o.root = f->root;
-    o.rank = 0;
-    o.nranks = NRANKS;
-    assert_int_equal(ckpt_store_open(&st, &o), 0);
-    assert_int_equal(ckpt_store_merge_tags(st), 0);
-    assert_int_equal(ckpt_store_close(st), 0);
+    merge_rank0(f->root);
     expect("tag index lookup", probe_tagged, f->root, 0, 1, &out);
-    garbage_leaf_case(f, f->root, "kvtag_name", key, klen, "tag index lookup and scan",
+    garbage_leaf_case(f, f->root, "kvtag_name", key, klen, NULL, 0, "tag index lookup and scan",
                       probe_tagged, "find", "--tag", REL_TAG);
+}
+
+/* ... the page of the name's sub-database that holds object 137 among the
+ * name's owners (LMDB's packed duplicates): the same searches */
+static void test_garbage_tagidx_owners(void **state)
+{
+    const struct tu_case *f = *state;
+    uint8_t key[CKPT_NAMEKEY_MAX], owner[8];
+    size_t klen = ckpt_key_name(key, REL_TAG, strlen(REL_TAG));
+    ckpt_key_u64(owner, g_ids[0][137]);
+    merge_rank0(f->root);
+    garbage_leaf_case(f, f->root, "kvtag_name", key, klen, owner, sizeof owner,
+                      "tag index lookup and scan", probe_tagged, "find", "--tag", REL_TAG);
 }
 
 /* ... inside a kvtag record (its value) */
@@ -1381,6 +1409,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_garbage_name_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_kvtag_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_tagidx_leaf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_garbage_tagidx_owners, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_version, setup, teardown),
