@@ -108,6 +108,27 @@ enum {
     PG_OTHER = 0x04 | 0x08 | PG_LEAF2 | 0x40 /* overflow, meta, LEAF2, sub-page */
 };
 
+/* The header of the map's page that holds p: its number in *pgno, the
+ * page in *page; 0 if the page names its own number, else -1 with why. */
+struct pg_hdr {
+    uint16_t flags, lower, upper;
+};
+static int page_hdr(const ckpt_rtxn *tx, const char *p, size_t *pgno, const char **page,
+                    struct pg_hdr *h, char *why, size_t n)
+{
+    uint64_t self;
+    *pgno = (size_t)(p - tx->map_lo) / tx->st->psize;
+    *page = tx->map_lo + *pgno * tx->st->psize;
+    memcpy(&self, *page, 8);
+    memcpy(&h->flags, *page + 10, 2);
+    memcpy(&h->lower, *page + 12, 2);
+    memcpy(&h->upper, *page + 14, 2);
+    if (self == *pgno)
+        return 0;
+    snprintf(why, n, "page %zu says it is page %llu", *pgno, (unsigned long long)self);
+    return -1;
+}
+
 int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n)
 {
     const size_t psize = tx->st->psize;
@@ -115,18 +136,12 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
     if (tx->map_lo == NULL || psize < 512 || node < tx->map_lo ||
         (const char *)key->mv_data >= tx->map_hi)
         return 0; /* no bounds known: nothing to check against */
-    size_t pgno = (size_t)(node - tx->map_lo) / psize;
-    const char *page = tx->map_lo + pgno * psize;
-    uint64_t self;
-    uint16_t flags, lower, upper, off = (uint16_t)(node - page);
-    memcpy(&self, page, 8);
-    memcpy(&flags, page + 10, 2);
-    memcpy(&lower, page + 12, 2);
-    memcpy(&upper, page + 14, 2);
-    if (self != pgno) {
-        snprintf(why, n, "page %zu says it is page %llu", pgno, (unsigned long long)self);
+    size_t pgno;
+    const char *page;
+    struct pg_hdr h;
+    if (page_hdr(tx, node, &pgno, &page, &h, why, n) != 0)
         return -1;
-    }
+    uint16_t flags = h.flags, lower = h.lower, upper = h.upper, off = (uint16_t)(node - page);
     if (!(flags & PG_LEAF) || (flags & (PG_BRANCH | PG_OTHER))) {
         snprintf(why, n, "page %zu has flags 0x%x, not a leaf's", pgno, flags);
         return -1;
@@ -147,7 +162,6 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
     return -1;
 }
 
-
 /* An item of a DUPFIXED database (8-byte owner ids packed by LMDB): it
  * lies in the sub-page inside its name's node (few items), or on a leaf
  * page of the name's sub-database, whose header names its own number,
@@ -164,8 +178,11 @@ int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *
         snprintf(why, n, "an owner id or its name lies outside the file");
         return -1;
     }
-    size_t pgno = (size_t)(p - tx->map_lo) / psize;
-    const char *page = tx->map_lo + pgno * psize, *nk = name->mv_data;
+    size_t pgno;
+    const char *page, *nk = name->mv_data;
+    struct pg_hdr h;
+    if (page_hdr(tx, p, &pgno, &page, &h, why, n) != 0)
+        return -1;
     if (nk >= page && nk < page + psize) { /* a sub-page in the name's node */
         if (ckpt_rtxn_leaf_node(tx, name, why, n) != 0)
             return -1;
@@ -179,16 +196,7 @@ int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *
         }
         return 0;
     }
-    uint64_t self;
-    uint16_t flags, lower, upper, off = (uint16_t)(p - page);
-    memcpy(&self, page, 8);
-    memcpy(&flags, page + 10, 2);
-    memcpy(&lower, page + 12, 2);
-    memcpy(&upper, page + 14, 2);
-    if (self != pgno) {
-        snprintf(why, n, "page %zu says it is page %llu", pgno, (unsigned long long)self);
-        return -1;
-    }
+    uint16_t flags = h.flags, lower = h.lower, upper = h.upper, off = (uint16_t)(p - page);
     if (flags != (PG_LEAF | PG_LEAF2)) {
         snprintf(why, n, "page %zu has flags 0x%x, not a packed leaf's", pgno, flags);
         return -1;
