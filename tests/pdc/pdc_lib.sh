@@ -162,9 +162,16 @@ pdc_start() {
 # 0<&0 a background job's stdin is /dev/null).
 pdc_client() {
     (cd "$PDC_WORK" && exec timeout -k 5 "$PDC_CLIENT_TIMEOUT" "$@") 0<&0 &
-    local cpid=$! st=0
+    local cpid=$! st=0 t0=$SECONDS dumped=
     CLIENT_RUNNING=$cpid
     while kill -0 "$cpid" 2>/dev/null; do
+        # a client about to be timed out is hung: show where every PDC
+        # process waits before timeout kills it
+        if [ -z "$dumped" ] && [ "$PDC_CLIENT_TIMEOUT" -gt 30 ] &&
+            [ $((SECONDS - t0)) -ge $((PDC_CLIENT_TIMEOUT - 10)) ]; then
+            dumped=1
+            pdc_dump_stacks "$cpid" "$1" >&2
+        fi
         if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
             sleep 0.5 # a client that just finished is not killed for nothing
             if kill -0 "$cpid" 2>/dev/null; then
@@ -180,6 +187,23 @@ pdc_client() {
     wait "$cpid" || st=$?
     CLIENT_RUNNING=
     return "$st"
+}
+
+# pdc_dump_stacks CLIENT_PID NAME: the threads' stacks (gdb) of a client
+# that seems hung and of the servers, for the test's log
+pdc_dump_stacks() {
+    local p
+    echo "---- $2 (PID $1) has run $((PDC_CLIENT_TIMEOUT - 10)) s: stacks of the client and servers"
+    if ! command -v gdb >/dev/null; then
+        echo "(no gdb here)"
+        return 0
+    fi
+    for p in $(pdc_descendants "$1") $(pdc_server_pids); do
+        echo "-- PID $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+        timeout 60 gdb -p "$p" -batch -nx -ex "thread apply all bt" 2>&1 |
+            grep -E '^(Thread|#)' | head -n 200
+    done
+    echo "---- end of stacks"
 }
 
 # pdc_wait_exit: wait for the server's PID to exit, at most PDC_EXIT_TIMEOUT s
