@@ -109,7 +109,9 @@ enum {
 };
 
 /* The header of the map's page that holds p: its number in *pgno, the
- * page in *page; 0 if the page names its own number, else -1 with why. */
+ * page in *page; 0 if the page names its own number and its free space
+ * lies inside it (header <= lower <= upper <= page size), else -1 with
+ * why. */
 struct pg_hdr {
     uint16_t flags, lower, upper;
 };
@@ -123,10 +125,15 @@ static int page_hdr(const ckpt_rtxn *tx, const char *p, size_t *pgno, const char
     memcpy(&h->flags, *page + 10, 2);
     memcpy(&h->lower, *page + 12, 2);
     memcpy(&h->upper, *page + 14, 2);
-    if (self == *pgno)
-        return 0;
-    snprintf(why, n, "page %zu says it is page %llu", *pgno, (unsigned long long)self);
-    return -1;
+    if (self != *pgno) {
+        snprintf(why, n, "page %zu says it is page %llu", *pgno, (unsigned long long)self);
+        return -1;
+    }
+    if (h->lower < PG_HDR || h->lower > h->upper || h->upper > tx->st->psize) {
+        snprintf(why, n, "page %zu has free space %u..%u", *pgno, h->lower, h->upper);
+        return -1;
+    }
+    return 0;
 }
 
 int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size_t n)
@@ -141,18 +148,17 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
     struct pg_hdr h;
     if (page_hdr(tx, node, &pgno, &page, &h, why, n) != 0)
         return -1;
-    uint16_t flags = h.flags, lower = h.lower, upper = h.upper, off = (uint16_t)(node - page);
-    if (!(flags & PG_LEAF) || (flags & (PG_BRANCH | PG_OTHER))) {
-        snprintf(why, n, "page %zu has flags 0x%x, not a leaf's", pgno, flags);
+    uint16_t off = (uint16_t)(node - page);
+    if (!(h.flags & PG_LEAF) || (h.flags & (PG_BRANCH | PG_OTHER))) {
+        snprintf(why, n, "page %zu has flags 0x%x, not a leaf's", pgno, h.flags);
         return -1;
     }
-    if (lower < PG_HDR || lower > upper || upper > psize || off < upper ||
-        (size_t)off + PG_NODE + key->mv_size > psize) {
+    if (off < h.upper || (size_t)off + PG_NODE + key->mv_size > psize) {
         snprintf(why, n, "page %zu has free space %u..%u and a node at %u of %zu key bytes", pgno,
-                 lower, upper, off, key->mv_size);
+                 h.lower, h.upper, off, key->mv_size);
         return -1;
     }
-    for (const char *p = page + PG_HDR; p < page + lower; p += 2) {
+    for (const char *p = page + PG_HDR; p < page + h.lower; p += 2) {
         uint16_t o;
         memcpy(&o, p, 2);
         if (o == off)
@@ -196,16 +202,15 @@ int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *
         }
         return 0;
     }
-    uint16_t flags = h.flags, lower = h.lower, upper = h.upper, off = (uint16_t)(p - page);
-    if (flags != (PG_LEAF | PG_LEAF2)) {
-        snprintf(why, n, "page %zu has flags 0x%x, not a packed leaf's", pgno, flags);
+    uint16_t off = (uint16_t)(p - page);
+    if (h.flags != (PG_LEAF | PG_LEAF2)) {
+        snprintf(why, n, "page %zu has flags 0x%x, not a packed leaf's", pgno, h.flags);
         return -1;
     }
-    if (lower < PG_HDR || lower > upper || upper > psize || off < PG_HDR ||
-        (off - PG_HDR) % item->mv_size != 0 ||
-        (off - PG_HDR) / item->mv_size >= (size_t)(lower - PG_HDR) / 2) {
-        snprintf(why, n, "page %zu has free space %u..%u and an owner id at %u", pgno, lower,
-                 upper, off);
+    if (off < PG_HDR || (off - PG_HDR) % item->mv_size != 0 ||
+        (off - PG_HDR) / item->mv_size >= (size_t)(h.lower - PG_HDR) / 2) {
+        snprintf(why, n, "page %zu has free space %u..%u and an owner id at %u", pgno, h.lower,
+                 h.upper, off);
         return -1;
     }
     return 0;
