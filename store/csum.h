@@ -30,6 +30,16 @@ void ckpt_csum_seal(const void *key, size_t klen, void *val, size_t vlen);
  * stored and computed sums go to *stored and *computed (may be NULL). */
 int ckpt_csum_check(const void *key, size_t klen, const void *val, size_t len, uint32_t *stored,
                     uint32_t *computed);
+/* Whether a stored value val[0..len) holds its checksum (1) or not (0):
+ * ckpt_csum_check inline, for the reads of every record. */
+static inline int ckpt_csum_holds(const void *key, size_t klen, const void *val, size_t len)
+{
+    if (len < CKPT_CSUM_LEN)
+        return 0;
+    const uint8_t *t = (const uint8_t *)val + len - CKPT_CSUM_LEN;
+    uint32_t s = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+    return ckpt_rec_csum(key, klen, val, len - CKPT_CSUM_LEN) == s;
+}
 /* Whether new stores get checksums: not when PDC_CKPT_CHECKSUMS is "0" or
  * "off" (then they are created in format 3, as builds before format 4
  * did; for measuring what checksums cost). */
