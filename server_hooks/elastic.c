@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -723,6 +724,7 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
     no.shared_root = NULL;
     no.commit_every = RH_COMMIT_EVERY;
     no.commit_ms = 0;
+    no.tagidx_merge = UINT_MAX; /* merged once, at the end (below) */
     no.sync_mode = CKPT_SYNC_CLOSE;
     if ((rc = ckpt_hooks_open(&x->out, &no)) != 0)
         err = rc;
@@ -756,6 +758,11 @@ static int copy_phase(struct rh *x, const struct ckpt_hooks_opts *o, const char 
     /* the region bytes appended are on disk before the new store is */
     if ((rc = ckpt_rh_data_flush(x)) != 0 && !err)
         err = rc;
+    if (x->out && err == 0) {
+        ckpt_store *st = ckpt_hooks_store(x->out);
+        if ((rc = ckpt_store_checkpoint(st)) != 0 || (rc = ckpt_store_merge_tags(st)) != 0)
+            err = rc;
+    }
     if (x->out) {
         if (err == 0 && (rc = ckpt_hooks_close(x->out)) != 0)
             err = rc;

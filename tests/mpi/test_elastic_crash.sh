@@ -30,6 +30,15 @@ if PDC_CKPT_FAULT=rehome-switch run 2 restart --store "$dir/s" >/dev/null 2>&1; 
     echo "FAIL: the fault was not injected"; exit 1
 fi
 [ -e "$dir/s/.rehome/COMPLETE" ]               # committed, not yet switched
+# the new layout's tag index is whole: the re-homing merged its delta
+"$(dirname "$wl")/ckpt-inspect" stat "$dir/s/.rehome" --json | python3 -c '
+import json, sys
+ranks = json.load(sys.stdin)["ranks"]
+assert len(ranks) == 2, ranks
+for r in ranks:
+    assert r["tagidx_pending"] == 0, (r["dir"], r["tagidx_pending"])
+    assert r["databases"]["kvtag_name"]["entries"] == r["databases"]["kvtag"]["entries"], r["dir"]
+'
 run 3 restart --store "$dir/s" | tee "$dir/o2" # rolled forward to 2, then 2 -> 3
 grep -q "rolled forward" "$dir/o2"
 grep -q "phase=rehome from=2 to=3" "$dir/o2"
