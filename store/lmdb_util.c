@@ -216,6 +216,68 @@ int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *
     return 0;
 }
 
+/* (store_int.h) The page LMDB's cursor searched for an owner: LMDB trusts
+ * a packed page's item count, so a damaged count makes it search on past
+ * the page's end, into whatever pages follow, and the owner it returns
+ * (or the neighbours of one it misses) may lie on a sound page there.
+ * MDB_GET_MULTIPLE gives the items of the page the cursor is on: they
+ * must lie on that page (its header sound, packed leaf, as many items as
+ * its count says and the page holds) or in the name's node (a sub-page),
+ * and hold the item. Leaves the cursor on that page's last item. */
+int ckpt_rtxn_dup_page(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
+                       const MDB_val *item, char *why, size_t n)
+{
+    const size_t psize = tx->st->psize;
+    MDB_val k, all = {0, NULL};
+    if (tx->map_lo == NULL || psize < 512 || item->mv_size == 0)
+        return 0;
+    int rc = mdb_cursor_get(c, &k, &all, MDB_GET_MULTIPLE);
+    if (rc != 0) {
+        snprintf(why, n, "the owners' page of the name cannot be read back (%s)",
+                 mdb_strerror(rc));
+        return -1;
+    }
+    if (all.mv_data == NULL)
+        return 0; /* LMDB's sub-cursor is not on an item (it says nothing then) */
+    const char *lo = all.mv_data, *p = item->mv_data, *nk = name->mv_data;
+    if (!ckpt_rtxn_in_map(tx, &all) || all.mv_size % item->mv_size != 0 || p < lo ||
+        (size_t)(p - lo) + item->mv_size > all.mv_size || lo - PG_HDR < tx->map_lo) {
+        snprintf(why, n, "the owners' page counts %zu bytes of owner ids, not holding the one "
+                 "found", all.mv_size);
+        return -1;
+    }
+    const char *sub = lo - PG_HDR;
+    size_t pgno = (size_t)(sub - tx->map_lo) / psize;
+    const char *page = tx->map_lo + pgno * psize;
+    if (sub != page) { /* a sub-page: inside the name's node, checked there */
+        if (nk < page || nk >= page + psize || ckpt_rtxn_leaf_node(tx, name, why, n) != 0) {
+            if (nk < page || nk >= page + psize)
+                snprintf(why, n, "owner ids on page %zu outside their name's node", pgno);
+            return -1;
+        }
+        const uint8_t *node = (const uint8_t *)nk - PG_NODE;
+        size_t dsize = (size_t)node[0] | (size_t)node[1] << 8 | (size_t)node[2] << 16 |
+                       (size_t)node[3] << 24;
+        const char *data = nk + name->mv_size;
+        if (sub < data || (size_t)(lo - data) + all.mv_size > dsize) {
+            snprintf(why, n, "owner ids lie outside their name's node on page %zu", pgno);
+            return -1;
+        }
+        return 0;
+    }
+    struct pg_hdr h;
+    if (page_hdr(tx, lo, &pgno, &page, &h, why, n) != 0)
+        return -1;
+    if (h.flags != (PG_LEAF | PG_LEAF2) ||
+        all.mv_size != (size_t)(h.lower - PG_HDR) / 2 * item->mv_size ||
+        all.mv_size > psize - PG_HDR) {
+        snprintf(why, n, "page %zu (flags 0x%x, free space %u..%u) counts %zu owner ids, more "
+                 "than it holds", pgno, h.flags, h.lower, h.upper, all.mv_size / item->mv_size);
+        return -1;
+    }
+    return 0;
+}
+
 /* (store_int.h) The owners around the search's: the first at or after it
  * (MDB_GET_BOTH_RANGE, or the name's last), and the one before it. */
 int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
@@ -241,8 +303,19 @@ int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_v
         snprintf(why, n, "a range search finds the owner");
         return CKPT_LOOKUP_DAMAGED;
     }
-    if (!last && (rc = mdb_cursor_get(c, &k, &d, MDB_PREV_DUP)) == 0 &&
-        ckpt_rtxn_dup_item(tx, name, &d, why, n) != 0)
+    if (ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0)
+        return CKPT_LOOKUP_DAMAGED;
+    if (last)
+        return MDB_NOTFOUND;
+    /* back to the range search's owner (the page's check moved the
+     * cursor), then the one before it */
+    k = *name;
+    d = *item;
+    if ((rc = mdb_cursor_get(c, &k, &d, MDB_GET_BOTH_RANGE)) != 0)
+        return rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+    if ((rc = mdb_cursor_get(c, &k, &d, MDB_PREV_DUP)) == 0 &&
+        (ckpt_rtxn_dup_item(tx, name, &d, why, n) != 0 ||
+         ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0))
         return CKPT_LOOKUP_DAMAGED;
     return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
 }

@@ -376,6 +376,12 @@ int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_v
                                  const MDB_val *item, char *why, size_t n);
 int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *item, char *why,
                        size_t n);
+/* And the page cursor c searched for item (LMDB's pointers, name the
+ * name's node key): its items, by MDB_GET_MULTIPLE, lie on that sound
+ * packed leaf (or the name's sub-page) and hold item; a damaged count
+ * makes LMDB search past its page. Moves the cursor. 0, or -1 with why. */
+int ckpt_rtxn_dup_page(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
+                       const MDB_val *item, char *why, size_t n);
 /* The error of a search (what: "a lookup", "a scan") that found nothing on
  * a damaged page of db: CKPT_E_CORRUPT, set. */
 int ckpt_rtxn_missed(ckpt_rtxn *tx, int db, const char *what, const char *why);

@@ -251,7 +251,18 @@ int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lk
     const struct dent *d = view_find(view, lkey, klen);
     if (d != NULL)
         return d->op == TAGIDX_OP_PUT ? 0 : MDB_NOTFOUND;
-    if ((rc = main_get(tx->st, tx->txn, curp, lkey, klen)) != MDB_NOTFOUND)
+    if ((rc = main_get(tx->st, tx->txn, curp, lkey, klen)) == 0 && tx->st->tagidx_dup) {
+        /* found: believed if the owners' page LMDB searched is sound */
+        MDB_val nk, it;
+        char why[160];
+        if ((rc = mdb_cursor_get(*curp, &nk, &it, MDB_GET_CURRENT)) != 0)
+            return rc;
+        if (ckpt_rtxn_dup_item(tx, &nk, &it, why, sizeof why) != 0 ||
+            ckpt_rtxn_dup_page(tx, *curp, &nk, &it, why, sizeof why) != 0)
+            return miss_checked(tx, CKPT_LOOKUP_DAMAGED, "a lookup", why);
+        return 0;
+    }
+    if (rc != MDB_NOTFOUND)
         return rc;
     /* not there: believed only if the pages searched are sound, the name's
      * leaf, and in a DUPSORT index the owners' page when the name is there */

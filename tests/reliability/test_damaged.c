@@ -798,6 +798,46 @@ static void test_garbage_tagidx_owners(void **state)
                       "tag index lookup and scan", probe_tagged, "find", "--tag", REL_TAG);
 }
 
+/* ... the same owners' page with only its item count damaged: its header
+ * stays consistent (lower <= upper <= page size) but counts 1,000 owner
+ * ids, more than a page holds, so LMDB searches on into the pages after
+ * it and may find (or miss) the owner there, on a sound page. The lookup
+ * and the scan must still be CKPT_E_CORRUPT naming kvtag_name. */
+static void test_damaged_tagidx_owner_count(void **state)
+{
+    const struct tu_case *f = *state;
+    char why[256], root[600], p[2048];
+    uint8_t key[CKPT_NAMEKEY_MAX], owner[8];
+    size_t klen = ckpt_key_name(key, REL_TAG, strlen(REL_TAG));
+    ckpt_key_u64(owner, g_ids[0][137]);
+    merge_rank0(f->root);
+    snprintf(root, sizeof root, "%s/count", f->dir);
+    assert_int_equal(rel_copytree(f->root, root), 0);
+    long pg = rel_dup_page(root, 0, "kvtag_name", key, klen, owner, sizeof owner, why, sizeof why);
+    if (pg < 2)
+        fail_msg("finding the owners' page: %s", pg < 0 ? why : "a sub-page");
+    /* mp_lower 16 + 2 * 1000, mp_upper 4096 */
+    static const uint8_t hdr[] = {0xe0, 0x07, 0x00, 0x10};
+    data_path(p, sizeof p, root, 0, "data.mdb");
+    FILE *fp = fopen(p, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, pg * REL_PAGE + 12, SEEK_SET), 0);
+    assert_int_equal(fwrite(hdr, 1, sizeof hdr, fp), sizeof hdr);
+    assert_int_equal(fclose(fp), 0);
+    struct rel_outcome out;
+    assert_int_equal(ckpt_fault_guard_install(), 0);
+    expect("tag index lookup and scan", probe_tagged, root, 0, CKPT_E_CORRUPT, &out);
+    has(out.msg, "rank-0/data.mdb", "lookup");
+    has(out.msg, "kvtag_name", "lookup");
+    char *const argv[] = {(char *)g_inspect, "find", root, "--tag", REL_TAG, NULL};
+    int rc = rel_run(argv, g_out, sizeof g_out);
+    if (rc != 1 || strstr(g_out, "rank-0") == NULL)
+        fail_msg("ckpt-inspect find --tag: exit %d, expected 1 naming rank-0:\n%s", rc, g_out);
+    expect_intact(root, 1);
+    ckpt_fault_guard_uninstall();
+    tu_rmtree(root);
+}
+
 /* ... inside a kvtag record (its value) */
 static void test_bitflip_kvtag(void **state)
 {
@@ -1410,6 +1450,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_garbage_kvtag_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_tagidx_leaf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_tagidx_owners, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_tagidx_owner_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_version, setup, teardown),
