@@ -86,12 +86,6 @@ __attribute__((target("sse4.2"))) static inline uint32_t crc_hw(uint32_t c, cons
     return c;
 }
 
-__attribute__((target("sse4.2"))) static uint32_t crc_hw_whole(uint32_t c, const uint8_t *p,
-                                                              size_t n)
-{
-    return crc_hw(c, p, n);
-}
-
 /* ckpt_rec_csum in one function: the record checksum is most of what a
  * read of a small record costs beyond LMDB's own work (a rebuild checks
  * every record). The key's length, 2 bytes big-endian, is one crc32 of
@@ -131,7 +125,7 @@ uint32_t ckpt_crc32c(uint32_t crc, const void *p, size_t n)
     uint32_t c = ~crc;
 #ifdef CKPT_CRC_HW
     if (kind() == 1)
-        return ~crc_hw_whole(c, p, n);
+        return ~crc_hw(c, p, n);
 #else
     (void)kind();
 #endif
@@ -165,12 +159,7 @@ uint32_t ckpt_rec_csum(const void *key, size_t klen, const void *val, size_t vle
 
 void ckpt_csum_seal(const void *key, size_t klen, void *val, size_t vlen)
 {
-    uint32_t c = ckpt_rec_csum(key, klen, val, vlen);
-    uint8_t *o = (uint8_t *)val + vlen;
-    o[0] = (uint8_t)c;
-    o[1] = (uint8_t)(c >> 8);
-    o[2] = (uint8_t)(c >> 16);
-    o[3] = (uint8_t)(c >> 24);
+    ckpt_le32_put((uint8_t *)val + vlen, ckpt_rec_csum(key, klen, val, vlen));
 }
 
 int ckpt_csum_check(const void *key, size_t klen, const void *val, size_t len, uint32_t *stored,
@@ -183,8 +172,7 @@ int ckpt_csum_check(const void *key, size_t klen, const void *val, size_t len, u
             *computed = 0;
         return -1;
     }
-    const uint8_t *t = (const uint8_t *)val + len - CKPT_CSUM_LEN;
-    uint32_t s = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+    uint32_t s = ckpt_le32_get((const uint8_t *)val + len - CKPT_CSUM_LEN);
     uint32_t c = ckpt_rec_csum(key, klen, val, len - CKPT_CSUM_LEN);
     if (stored)
         *stored = s;

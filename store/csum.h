@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bytes.h"
+
 #define CKPT_CSUM_LEN 4u
 /* First format whose records carry checksums. */
 #define CKPT_FORMAT_CSUM 4u
@@ -36,8 +38,7 @@ static inline int ckpt_csum_holds(const void *key, size_t klen, const void *val,
 {
     if (len < CKPT_CSUM_LEN)
         return 0;
-    const uint8_t *t = (const uint8_t *)val + len - CKPT_CSUM_LEN;
-    uint32_t s = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+    uint32_t s = ckpt_le32_get((const uint8_t *)val + len - CKPT_CSUM_LEN);
     return ckpt_rec_csum(key, klen, val, len - CKPT_CSUM_LEN) == s;
 }
 /* Whether new stores get checksums: not when PDC_CKPT_CHECKSUMS is "0" or

@@ -168,13 +168,24 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
     return -1;
 }
 
+/* Whether bytes lo[0..len) lie inside the data of the node whose key is
+ * name (a leaf node: 4 bytes of data size, flags, key size, key, data). */
+static int in_name_node(const MDB_val *name, const char *lo, size_t len)
+{
+    const uint8_t *node = (const uint8_t *)name->mv_data - PG_NODE;
+    size_t dsize = (size_t)node[0] | (size_t)node[1] << 8 | (size_t)node[2] << 16 |
+                   (size_t)node[3] << 24;
+    const char *data = (const char *)name->mv_data + name->mv_size;
+    return lo >= data && (size_t)(lo - data) + len <= dsize;
+}
+
 /* An item of a DUPFIXED database (8-byte owner ids packed by LMDB): it
  * lies in the sub-page inside its name's node (few items), or on a leaf
  * page of the name's sub-database, whose header names its own number,
  * says leaf and packed (LEAF2, nothing else), and whose item count covers
  * the item's slot. 0, or -1 with what is wrong in why. */
-int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *item, char *why,
-                       size_t n)
+static int dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *item, char *why,
+                    size_t n)
 {
     const size_t psize = tx->st->psize;
     const char *p = item->mv_data;
@@ -192,11 +203,7 @@ int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *
     if (nk >= page && nk < page + psize) { /* a sub-page in the name's node */
         if (ckpt_rtxn_leaf_node(tx, name, why, n) != 0)
             return -1;
-        const uint8_t *node = (const uint8_t *)nk - PG_NODE;
-        size_t dsize = (size_t)node[0] | (size_t)node[1] << 8 | (size_t)node[2] << 16 |
-                       (size_t)node[3] << 24;
-        const char *data = nk + name->mv_size;
-        if (p < data || (size_t)(p - data) + item->mv_size > dsize) {
+        if (!in_name_node(name, p, item->mv_size)) {
             snprintf(why, n, "an owner id lies outside its name's node on page %zu", pgno);
             return -1;
         }
@@ -216,10 +223,11 @@ int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *
     return 0;
 }
 
-/* (store_int.h) The page LMDB's cursor searched for an owner: LMDB trusts
- * a packed page's item count, so a damaged count makes it search on past
- * the page's end, into whatever pages follow, and the owner it returns
- * (or the neighbours of one it misses) may lie on a sound page there.
+/* (store_int.h) An owner LMDB's cursor returned: the item itself
+ * (dup_item), and the page the cursor searched. LMDB trusts a packed
+ * page's item count, so a damaged count makes it search on past the
+ * page's end, into whatever pages follow, and the owner it returns (or
+ * the neighbours of one it misses) may lie on a sound page there.
  * MDB_GET_MULTIPLE gives the items of the page the cursor is on: they
  * must lie on that page (its header sound, packed leaf, as many items as
  * its count says and the page holds) or in the name's node (a sub-page),
@@ -231,6 +239,8 @@ int ckpt_rtxn_dup_page(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
     MDB_val k, all = {0, NULL};
     if (tx->map_lo == NULL || psize < 512 || item->mv_size == 0)
         return 0;
+    if (dup_item(tx, name, item, why, n) != 0)
+        return -1;
     int rc = mdb_cursor_get(c, &k, &all, MDB_GET_MULTIPLE);
     if (rc != 0) {
         snprintf(why, n, "the owners' page of the name cannot be read back (%s)",
@@ -250,16 +260,13 @@ int ckpt_rtxn_dup_page(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
     size_t pgno = (size_t)(sub - tx->map_lo) / psize;
     const char *page = tx->map_lo + pgno * psize;
     if (sub != page) { /* a sub-page: inside the name's node, checked there */
-        if (nk < page || nk >= page + psize || ckpt_rtxn_leaf_node(tx, name, why, n) != 0) {
-            if (nk < page || nk >= page + psize)
-                snprintf(why, n, "owner ids on page %zu outside their name's node", pgno);
+        if (nk < page || nk >= page + psize) {
+            snprintf(why, n, "owner ids on page %zu outside their name's node", pgno);
             return -1;
         }
-        const uint8_t *node = (const uint8_t *)nk - PG_NODE;
-        size_t dsize = (size_t)node[0] | (size_t)node[1] << 8 | (size_t)node[2] << 16 |
-                       (size_t)node[3] << 24;
-        const char *data = nk + name->mv_size;
-        if (sub < data || (size_t)(lo - data) + all.mv_size > dsize) {
+        if (ckpt_rtxn_leaf_node(tx, name, why, n) != 0)
+            return -1;
+        if (!in_name_node(name, sub, PG_HDR + all.mv_size)) {
             snprintf(why, n, "owner ids lie outside their name's node on page %zu", pgno);
             return -1;
         }
@@ -297,14 +304,12 @@ int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_v
     }
     if (rc)
         return rc;
-    if (ckpt_rtxn_dup_item(tx, name, &d, why, n) != 0)
+    if (ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0)
         return CKPT_LOOKUP_DAMAGED;
     if (d.mv_size == item->mv_size && memcmp(d.mv_data, item->mv_data, d.mv_size) == 0) {
         snprintf(why, n, "a range search finds the owner");
         return CKPT_LOOKUP_DAMAGED;
     }
-    if (ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0)
-        return CKPT_LOOKUP_DAMAGED;
     if (last)
         return MDB_NOTFOUND;
     /* back to the range search's owner (the page's check moved the
@@ -314,8 +319,7 @@ int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_v
     if ((rc = mdb_cursor_get(c, &k, &d, MDB_GET_BOTH_RANGE)) != 0)
         return rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
     if ((rc = mdb_cursor_get(c, &k, &d, MDB_PREV_DUP)) == 0 &&
-        (ckpt_rtxn_dup_item(tx, name, &d, why, n) != 0 ||
-         ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0))
+        ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0)
         return CKPT_LOOKUP_DAMAGED;
     return rc == 0 || rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
 }

@@ -370,16 +370,14 @@ int ckpt_rtxn_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *
                              size_t n);
 /* The same for an item (an owner id) searched under name, whose node the
  * cursor found (MDB_SET_KEY) in a DUPSORT|DUPFIXED database: the owners
- * LMDB finds around it must lie in the name's sub-page or on a sound leaf
- * of its sub-database (ckpt_rtxn_dup_item). */
+ * LMDB finds around it must pass ckpt_rtxn_dup_page. */
 int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
                                  const MDB_val *item, char *why, size_t n);
-int ckpt_rtxn_dup_item(const ckpt_rtxn *tx, const MDB_val *name, const MDB_val *item, char *why,
-                       size_t n);
-/* And the page cursor c searched for item (LMDB's pointers, name the
- * name's node key): its items, by MDB_GET_MULTIPLE, lie on that sound
- * packed leaf (or the name's sub-page) and hold item; a damaged count
- * makes LMDB search past its page. Moves the cursor. 0, or -1 with why. */
+/* An item cursor c returned (LMDB's pointers, name the name's node key):
+ * it lies in the name's sub-page or on a sound packed leaf of its
+ * sub-database, and so do all the items of the page the cursor searched
+ * (MDB_GET_MULTIPLE; a damaged count makes LMDB search past its page).
+ * Moves the cursor. 0, or -1 with why. */
 int ckpt_rtxn_dup_page(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_val *name,
                        const MDB_val *item, char *why, size_t n);
 /* The error of a search (what: "a lookup", "a scan") that found nothing on

@@ -257,8 +257,7 @@ int ckpt_tagidx_get(ckpt_rtxn *tx, MDB_cursor *volatile *curp, const uint8_t *lk
         char why[160];
         if ((rc = mdb_cursor_get(*curp, &nk, &it, MDB_GET_CURRENT)) != 0)
             return rc;
-        if (ckpt_rtxn_dup_item(tx, &nk, &it, why, sizeof why) != 0 ||
-            ckpt_rtxn_dup_page(tx, *curp, &nk, &it, why, sizeof why) != 0)
+        if (ckpt_rtxn_dup_page(tx, *curp, &nk, &it, why, sizeof why) != 0)
             return miss_checked(tx, CKPT_LOOKUP_DAMAGED, "a lookup", why);
         return 0;
     }
