@@ -60,25 +60,29 @@ static inline uint64_t ckpt_ne64_get(const uint8_t *p)
     return v;
 }
 
+/* The be64 pair written out byte by byte, not as loops: compilers then
+ * make each one load or store and a byte swap (a key's number is read per
+ * comparison in the commit's and the merge's sorts). */
 static inline void ckpt_be64_put(uint8_t *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-static inline uint64_t ckpt_be64_get(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
+    p[0] = (uint8_t)(v >> 56);
+    p[1] = (uint8_t)(v >> 48);
+    p[2] = (uint8_t)(v >> 40);
+    p[3] = (uint8_t)(v >> 32);
+    p[4] = (uint8_t)(v >> 24);
+    p[5] = (uint8_t)(v >> 16);
+    p[6] = (uint8_t)(v >> 8);
+    p[7] = (uint8_t)v;
 }
 
 static inline uint32_t ckpt_be32_get(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t ckpt_be64_get(const uint8_t *p)
+{
+    return (uint64_t)ckpt_be32_get(p) << 32 | ckpt_be32_get(p + 4);
 }
 
 /* FNV-1a, 64 bits */
