@@ -183,8 +183,8 @@ void ckpt_skey_sort(struct ckpt_skey *s, struct ckpt_skey *tmp, size_t n)
         size_t runs = 1; /* a few runs merge in a few passes: no buckets */
         for (size_t i = 1; i < n && runs <= BUCKET_RUNS; i++)
             runs += less(&s[i], &s[i - 1]);
-        if (runs > BUCKET_RUNS && bucket_sort(s, tmp, n) == 0)
-            return;
+        if (runs == 1 || (runs > BUCKET_RUNS && bucket_sort(s, tmp, n) == 0))
+            return; /* sorted already, or by buckets */
     }
     merge_sort(s, tmp, n);
 }

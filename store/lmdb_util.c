@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "store_int.h"
 
 int ckpt_del_quiet(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen)
@@ -172,9 +173,7 @@ int ckpt_rtxn_leaf_node(const ckpt_rtxn *tx, const MDB_val *key, char *why, size
  * name (a leaf node: 4 bytes of data size, flags, key size, key, data). */
 static int in_name_node(const MDB_val *name, const char *lo, size_t len)
 {
-    const uint8_t *node = (const uint8_t *)name->mv_data - PG_NODE;
-    size_t dsize = (size_t)node[0] | (size_t)node[1] << 8 | (size_t)node[2] << 16 |
-                   (size_t)node[3] << 24;
+    size_t dsize = ckpt_le32_get((const uint8_t *)name->mv_data - PG_NODE);
     const char *data = (const char *)name->mv_data + name->mv_size;
     return lo >= data && (size_t)(lo - data) + len <= dsize;
 }
@@ -317,7 +316,7 @@ int ckpt_rtxn_dup_absent_checked(const ckpt_rtxn *tx, MDB_cursor *c, const MDB_v
     k = *name;
     d = *item;
     if ((rc = mdb_cursor_get(c, &k, &d, MDB_GET_BOTH_RANGE)) != 0)
-        return rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+        return rc;
     if ((rc = mdb_cursor_get(c, &k, &d, MDB_PREV_DUP)) == 0 &&
         ckpt_rtxn_dup_page(tx, c, &k, &d, why, n) != 0)
         return CKPT_LOOKUP_DAMAGED;
