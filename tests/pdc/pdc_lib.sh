@@ -326,6 +326,8 @@ pdc_run() {
     shift 2
     pdc_client "$@" >"$out" 2>&1 || st=$?
     grep -E "$show" "$out" || true
+    # the stacks of a hung client (pdc_client) went to OUT with the rest
+    [ "$st" -eq 0 ] || sed -n '/^---- .* stacks of the client and servers$/,/^---- end of stacks$/p' "$out"
     return "$st"
 }
 
